@@ -1,0 +1,1 @@
+"""The domain and plumbing every tabletop service uses: games, events, store, config."""

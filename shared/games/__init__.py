@@ -1,0 +1,32 @@
+"""Game engines (pure rules) and the registry of games the service hosts."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from shared.games.base import Engine
+
+# Game name -> module path. Adding a game to the service is one line here.
+_MODULES = {
+    "fox": "shared.games.fox",
+    "skull": "shared.games.skull",
+    "skye": "shared.games.skye",
+}
+
+
+def names() -> list[str]:
+    """The game names the service knows."""
+    return list(_MODULES)
+
+
+def get(name: str) -> Engine:
+    """The engine module for ``name``; raises KeyError for an unknown (or unavailable) game."""
+    path = _MODULES[name]
+    try:
+        module: Any = importlib.import_module(path)
+    except ModuleNotFoundError as exc:  # an engine not written yet is an unknown game
+        if exc.name and path.startswith(exc.name):
+            raise KeyError(name) from exc
+        raise
+    return module

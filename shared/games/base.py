@@ -1,0 +1,171 @@
+"""The contract every game engine keeps, and helpers to serialize its messages.
+
+A game is a module under ``shared/games/`` (or a package, for a large game) that satisfies
+``Engine``. Everything in it is pure: no I/O, no clock, no global random. State changes only
+through ``evolve``; replay is ``functools.reduce(evolve, events, None)``.
+
+Conventions every engine follows:
+
+* Seats are ints ``0..n-1`` in turn order (clockwise).
+* Commands and events are frozen dataclasses (``frozen=True, slots=True, kw_only=True``) with
+  a class attribute ``TYPE`` (``"play"``, ``"card_played"``): commands are imperative, events
+  past tense. Their fields hold JSON-ready values (int, str, bool, None, tuples of those, or
+  dicts); ``to_json``/``from_json`` below convert them through one name registry.
+* ``decide`` validates and raises ``GameError`` (see ``errors.py``) naming the broken rule; it
+  returns the events that the command causes, including turn, trick, round and game-end events.
+  Any random draw comes from the ``Rng`` it is given and its result is recorded in an event.
+* ``evolve`` never fails and never draws. ``evolve(None, first_setup_event)`` makes the state.
+* The service reserves the event types ``game_created`` and ``seed_revealed``; engines must not
+  use them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol
+
+from shared.games.rng import Rng
+
+
+class Message(Protocol):
+    """A command or an event: a frozen dataclass with a ``TYPE`` name."""
+
+    TYPE: ClassVar[str]
+
+
+class Engine(Protocol):
+    """What the service needs from a game; each game module provides these names."""
+
+    NAME: str
+    MIN_SEATS: int
+    MAX_SEATS: int
+
+    def parse_options(self, seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Validated options with defaults filled in; raises ``GameError(options/invalid)``."""
+        ...
+
+    def setup(self, seats: int, options: Mapping[str, Any], rng: Rng) -> list[Any]:
+        """The opening events (players, deal, first player); the first one creates the state."""
+        ...
+
+    def parse_command(self, data: Mapping[str, Any]) -> Any:
+        """A command object from client JSON; raises ``GameError(command/invalid)``."""
+        ...
+
+    def decide(self, state: Any, seat: int, command: Any, rng: Rng) -> list[Any]:
+        """The events ``command`` by ``seat`` causes, or ``GameError`` naming the rule."""
+        ...
+
+    def evolve(self, state: Any, event: Any) -> Any:
+        """The state after ``event``; never fails, never draws."""
+        ...
+
+    def legal_commands(self, state: Any, seat: int) -> list[Any]:
+        """Every command ``seat`` may send now (empty when it is not theirs to act)."""
+        ...
+
+    def to_act(self, state: Any) -> tuple[int, ...]:
+        """The seats that must send a command now (several in simultaneous phases)."""
+        ...
+
+    def view(self, state: Any, seat: int | None) -> dict[str, Any]:
+        """JSON-ready projection: what ``seat`` (None: a spectator) may know. Has ``phase``
+        and ``scores``."""
+        ...
+
+    def outcome(self, state: Any) -> dict[str, Any] | None:
+        """None while the game runs; then ``{"scores": [...], "winners": [...], "ranks": [...]}``
+        where ``ranks[seat]`` is 1 for the winners (ties share a rank)."""
+        ...
+
+    def redact(self, event: Any, seat: int | None) -> dict[str, Any] | None:
+        """The event as ``seat`` may see it (JSON, ``{"type", "data"}``), or None if hidden."""
+        ...
+
+    def determinize(self, view: Mapping[str, Any], seat: int, rng: Rng) -> Any:
+        """A full state consistent with ``view`` (what ``seat`` knows), for search bots."""
+        ...
+
+    def command_to_json(self, command: Any) -> dict[str, Any]:
+        """Flat client JSON ``{"type": ..., field: ...}`` that ``parse_command`` reads back."""
+        ...
+
+    def event_to_json(self, event: Any) -> dict[str, Any]:
+        """``{"type": ..., "data": {...}}`` as stored; ``event_from_json`` reads it back."""
+        ...
+
+    def event_from_json(self, doc: Mapping[str, Any]) -> Any:
+        """The event ``event_to_json`` wrote."""
+        ...
+
+    # Optional: ``random_command(view, rng: random.Random) -> dict`` — a uniformly random legal
+    # command (client JSON) from a seat's view, for games whose ``legal_commands`` cannot list
+    # every command (Isle of Skye's prices). Without it, bots choose among the view's
+    # ``legal_commands``.
+
+    EVENTS: Mapping[str, type]
+    COMMANDS: Mapping[str, type]
+
+
+def registry(*classes: type) -> dict[str, type]:
+    """A name registry ``{cls.TYPE: cls}``; fails on a duplicate name."""
+    out: dict[str, type] = {}
+    for cls in classes:
+        name = cls.TYPE  # type: ignore[attr-defined]
+        if name in out:
+            raise ValueError(f"duplicate message type {name!r}")
+        out[name] = cls
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    return value
+
+
+def to_json(message: Any) -> dict[str, Any]:
+    """``{"type": TYPE, "data": {field: value}}`` with tuples as lists."""
+    data = {f.name: _jsonable(getattr(message, f.name)) for f in dataclasses.fields(message)}
+    return {"type": message.TYPE, "data": data}
+
+
+def command_json(command: Any) -> dict[str, Any]:
+    """Flat ``{"type": TYPE, field: value}``: the default ``command_to_json``."""
+    out: dict[str, Any] = {"type": command.TYPE}
+    for f in dataclasses.fields(command):
+        out[f.name] = _jsonable(getattr(command, f.name))
+    return out
+
+
+def from_json(names: Mapping[str, type], doc: Mapping[str, Any]) -> Any:
+    """The message that ``to_json`` wrote; lists come back as tuples. Raises KeyError/TypeError
+    on an unknown type or wrong fields."""
+    cls = names[doc["type"]]
+    data = doc.get("data") or {}
+    return cls(**{k: _frozen(v) for k, v in data.items()})
+
+
+def replay(engine: Engine, events: Iterable[Any], state: Any = None) -> Any:
+    """Fold ``events`` into a state with ``engine.evolve``."""
+    evolve = engine.evolve
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def ranks_from_scores(scores: Sequence[int | float], keys: Sequence[Any] | None = None) -> list[int]:
+    """Competition ranks (1 = best, ties share) from scores, ties broken by ``keys`` if given."""
+    full = [(s, k) for s, k in zip(scores, keys or [0] * len(scores), strict=True)]
+    return [1 + sum(1 for other in full if other > mine) for mine in full]

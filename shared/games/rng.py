@@ -1,0 +1,71 @@
+"""Deterministic randomness from a game's secret seed (HMAC-SHA256, Fisher-Yates).
+
+The algorithm, documented so that an auditor can recompute every draw once the seed is
+revealed:
+
+* A stream is named by a label (``"setup"``, or the game version a command was decided at,
+  e.g. ``"v17"``). Block ``i`` of that stream is
+  ``HMAC-SHA256(key=seed_utf8, msg=f"{label}:{i}")``, read as a big-endian 256-bit integer.
+* ``below(n)`` draws integers from successive blocks by rejection sampling: take the block
+  modulo ``2**256``; if it is ``>= (2**256 // n) * n`` draw again, else return ``block % n``.
+  (The rejection probability is below 2**-200 for any n in a game, so draws are uniform.)
+* ``shuffle(items)`` is Fisher-Yates from the end: for ``i`` from ``len-1`` down to ``1``,
+  ``j = below(i + 1)``, swap ``i`` and ``j``. It returns a new tuple; the input is untouched.
+
+Engines take an ``Rng`` as an argument and record every result in an event, so replaying a
+game never needs the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_SPACE = 1 << 256
+
+
+class Rng:
+    """A stream of uniform integers derived from ``seed`` and ``label``; pure and replayable."""
+
+    __slots__ = ("_key", "_label", "_counter")
+
+    def __init__(self, seed: str, label: str = "setup") -> None:
+        self._key = seed.encode()
+        self._label = label
+        self._counter = 0
+
+    def _block(self) -> int:
+        msg = f"{self._label}:{self._counter}".encode()
+        self._counter += 1
+        return int.from_bytes(hmac.new(self._key, msg, hashlib.sha256).digest(), "big")
+
+    def below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)``."""
+        if n <= 0:
+            raise ValueError("n must be positive")
+        limit = (_SPACE // n) * n
+        while True:
+            x = self._block()
+            if x < limit:
+                return x % n
+
+    def choice(self, items: Sequence[T]) -> T:
+        """One uniformly chosen item."""
+        return items[self.below(len(items))]
+
+    def shuffle(self, items: Sequence[T]) -> tuple[T, ...]:
+        """A Fisher-Yates shuffled copy of ``items``."""
+        out = list(items)
+        for i in range(len(out) - 1, 0, -1):
+            j = self.below(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return tuple(out)
+
+
+def seed_hash(seed: str) -> str:
+    """The commitment published in a game's first event: hex ``sha256(seed)``."""
+    return hashlib.sha256(seed.encode()).hexdigest()
