@@ -1,0 +1,15 @@
+"""gunicorn settings for the gateway.
+
+Threads, because a request that waits for its command's outcome (``Prefer: wait``) blocks on
+Redis; the GIL is released while it waits.
+"""
+
+import os
+
+worker_class = "gthread"
+workers = int(os.environ.get("GATEWAY_WORKERS", "2"))
+threads = int(os.environ.get("GATEWAY_THREADS", "16"))
+timeout = 60
+graceful_timeout = 10
+keepalive = 30
+accesslog = os.environ.get("GATEWAY_ACCESS_LOG") or None

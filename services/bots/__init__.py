@@ -1,0 +1,1 @@
+"""The Celery app: bot moves and post-game scoring."""

@@ -1,0 +1,199 @@
+"""The ``tabletop`` command: run the stack, a worker, simulations, rebuilds."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tabletop`` console script."""
+    parser = argparse.ArgumentParser(prog="tabletop", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+
+    run = sub.add_parser("run", help="start Redis (unless REDIS_URL), gateway, workers, Celery")
+    run.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    run.add_argument("--redis-port", type=int, default=None)
+    run.add_argument("--gateway-workers", type=int, default=2)
+
+    worker = sub.add_parser("worker", help="consume one game type's command streams")
+    worker.add_argument("--game", required=True)
+
+    sim = sub.add_parser("simulate", help="play bot games in-process (no Redis)")
+    sim.add_argument("--game", required=True)
+    sim.add_argument("--games", type=int, default=100)
+    sim.add_argument("--seed", default="simulate")
+    sim.add_argument("--players", type=int, default=None)
+    sim.add_argument("--bots", default=None, help="comma-separated policies, one per seat")
+    sim.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
+
+    rebuild = sub.add_parser("rebuild", help="rewrite every game's projections from its events")
+    rebuild.add_argument("game_ids", nargs="*")
+
+    args = parser.parse_args(argv)
+    if args.cmd == "run":
+        return run_stack(args.port, args.redis_port, args.gateway_workers)
+    if args.cmd == "worker":
+        from services.worker.main import run as run_worker
+
+        run_worker(args.game)
+        return 0
+    if args.cmd == "simulate":
+        return run_simulation(args)
+    if args.cmd == "rebuild":
+        return run_rebuild(args.game_ids)
+    return 2
+
+
+def run_simulation(args: argparse.Namespace) -> int:
+    """``tabletop simulate``: print results and games per second."""
+    import json
+
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from shared import games
+    from shared.simulate import simulate
+
+    engine = games.get(args.game)
+    seats = args.players
+    if args.bots:
+        bots = [b.strip() for b in args.bots.split(",")]
+        if any(b != "random" for b in bots):
+            print("only the 'random' bot exists so far", file=sys.stderr)
+            return 2
+        seats = seats or len(bots)
+        if len(bots) != seats:
+            print(f"--bots names {len(bots)} seats but --players is {seats}", file=sys.stderr)
+            return 2
+    seats = seats or engine.MIN_SEATS
+    options = {}
+    for item in args.option:
+        key, _, value = item.partition("=")
+        options[key] = json.loads(value)
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task(f"{args.game}: {args.games} games", total=args.games)
+        result = simulate(
+            args.game,
+            games_count=args.games,
+            seed=args.seed,
+            seats=seats,
+            options=options,
+            progress=lambda done: progress.update(task, completed=done),
+        )
+    table = Table(title=f"{args.game}: {result.games} random-bot games, seed {args.seed!r}")
+    table.add_column("seat")
+    table.add_column("wins", justify="right")
+    table.add_column("win rate", justify="right")
+    table.add_column("mean score", justify="right")
+    for seat in range(seats):
+        table.add_row(
+            str(seat),
+            f"{result.wins[seat]:g}",
+            f"{result.wins[seat] / max(result.games, 1):.1%}",
+            f"{result.score_sums[seat] / max(result.games, 1):.2f}",
+        )
+    Console().print(table)
+    print(
+        f"games: {result.games}  draws: {result.draws}  actions: {result.actions}  "
+        f"seconds: {result.seconds:.2f}  games/s: {result.games_per_second:.1f}  "
+        f"actions/s: {result.actions_per_second:.0f}"
+    )
+    return 0
+
+
+def run_rebuild(game_ids: Sequence[str]) -> int:
+    """``tabletop rebuild``: projections from events, with progress."""
+    import redis
+    from rich.progress import track
+
+    from shared import keys
+    from shared.config import Settings
+    from shared.service import GameService
+    from shared.store.redis_streams import RedisEventStore
+
+    settings = Settings.from_env()
+    client = redis.Redis.from_url(settings.redis_url)
+    service = GameService(RedisEventStore(client), client, shards=settings.shards)
+    ids = list(game_ids) or [g.decode() for g in client.zrange(keys.GAMES, 0, -1)]
+    for gid in track(ids, description=f"rebuilding {len(ids)} games"):
+        service.rebuild(gid)
+    return 0
+
+
+def available_games() -> list[str]:
+    """Game types whose engine is present."""
+    from shared import games
+
+    out = []
+    for name in games.names():
+        try:
+            games.get(name)
+        except KeyError:
+            continue
+        out.append(name)
+    return out
+
+
+def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
+    """``tabletop run``: every process of the service on this machine; Ctrl-C stops them."""
+    from shared.redis_server import RedisServer
+
+    env = dict(os.environ)
+    server = None
+    if not env.get("REDIS_URL"):
+        server = RedisServer(redis_port, persist=True)
+        env["REDIS_URL"] = server.url
+    procs: list[subprocess.Popen[bytes]] = []
+    py = sys.executable
+    try:
+        procs.append(subprocess.Popen(
+            [py, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
+             "--bind", f"127.0.0.1:{port}", "--workers", str(gateway_workers),
+             "services.gateway.wsgi:app"], env=env))
+        for game in available_games():
+            procs.append(subprocess.Popen([py, "-m", "services.cli", "worker", "--game", game],
+                                          env=env))
+        procs.append(subprocess.Popen(
+            [py, "-m", "celery", "-A", "services.bots.celery_app", "worker", "-Q", "tabletop",
+             "--concurrency", "2", "--loglevel", "WARNING", "-n", f"bots-{os.getpid()}@%h"],
+            env=env))
+        print(f"tabletop is running at http://127.0.0.1:{port}  (Redis: {env['REDIS_URL']})")
+        print(f"OpenAPI: http://127.0.0.1:{port}/openapi.json  — Ctrl-C stops everything",
+              flush=True)
+        stop = {"now": False}
+
+        def _stop(*_: object) -> None:
+            stop["now"] = True
+
+        signal.signal(signal.SIGINT, _stop)
+        signal.signal(signal.SIGTERM, _stop)
+        while not stop["now"]:
+            if any(p.poll() is not None for p in procs):
+                print("a process exited; stopping the stack", file=sys.stderr)
+                break
+            time.sleep(0.2)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        deadline = time.monotonic() + 10
+        for p in procs:
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if server:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

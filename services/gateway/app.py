@@ -1,0 +1,78 @@
+"""The Flask application factory."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from flask import Flask
+from flask_smorest import Api
+from werkzeug.exceptions import HTTPException
+
+from services.gateway import routes
+from services.gateway.problems import Problem, from_http_exception
+from shared.config import Settings
+from shared.service import BotDispatcher, GameService
+from shared.store.redis_streams import RedisEventStore
+
+log = logging.getLogger(__name__)
+
+API_INFO = {
+    "description": (
+        "Event-sourced board games (The Fox in the Forest, Skull, Isle of Skye) for "
+        "third-party clients. Errors are application/problem+json with a stable `code`."
+    ),
+}
+
+
+class ProblemApi(Api):
+    """flask-smorest's Api answering every HTTP error as a problem body."""
+
+    def handle_http_exception(self, error: HTTPException) -> Any:  # type: ignore[override]
+        """Problem body for routing, method and validation errors."""
+        return from_http_exception(error).response()
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    client: redis.Redis | None = None,
+    dispatcher: BotDispatcher | None = None,
+) -> Flask:
+    """The gateway app wired to Redis (and Celery for bots unless a dispatcher is given)."""
+    settings = settings or Settings.from_env()
+    app = Flask(__name__)
+    app.config.update(
+        API_TITLE="tabletop",
+        API_VERSION="1.0.0",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        API_SPEC_OPTIONS={"info": API_INFO},
+        SETTINGS=settings,
+        MAX_CONTENT_LENGTH=64 * 1024,
+    )
+    client = client or redis.Redis.from_url(settings.redis_url)
+    if dispatcher is None:
+        from services.celery_client import CeleryDispatcher
+
+        dispatcher = CeleryDispatcher(settings)
+    app.extensions["tabletop"] = GameService(
+        RedisEventStore(client), client, dispatcher=dispatcher, shards=settings.shards
+    )
+    api = ProblemApi(app)
+    api.spec.components.security_scheme(
+        "bearer", {"type": "http", "scheme": "bearer",
+                   "description": "a seat token, an organizer key or an auditor key"}
+    )
+    api.register_blueprint(routes.blp)
+    app.register_error_handler(Problem, lambda p: p.response())
+    app.register_error_handler(redis.RedisError, _redis_down)
+    return app
+
+
+def _redis_down(error: redis.RedisError) -> Any:
+    log.error("redis error: %s", error)
+    return Problem(503, "service/unavailable", "the game store is unavailable; retry later",
+                   title="Service Unavailable").response({"Retry-After": "1"})

@@ -1,0 +1,35 @@
+"""Write the OpenAPI document generated from the code: ``python -m services.gateway.openapi_dump
+openapi/openapi.json``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import redis
+
+from services.gateway.app import create_app
+from shared.config import Settings
+from shared.service import NullDispatcher
+
+
+def spec() -> dict[str, Any]:
+    """The OpenAPI document as a dict (no Redis connection is made)."""
+    app = create_app(Settings(), client=redis.Redis(), dispatcher=NullDispatcher())
+    with app.app_context():
+        return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec.to_dict()
+
+
+def main() -> None:
+    """Dump to the path given (stdout without one)."""
+    text = json.dumps(spec(), indent=2, sort_keys=True) + "\n"
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

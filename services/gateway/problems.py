@@ -1,0 +1,118 @@
+"""``application/problem+json`` bodies (RFC 9457) for every error the gateway returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, json
+from werkzeug.exceptions import HTTPException
+
+from shared.games import errors
+
+PROBLEM_TYPE = "application/problem+json"
+
+# Game error code -> HTTP status.
+STATUS_BY_CODE = {
+    errors.ILLEGAL: 422,
+    errors.NOT_YOUR_TURN: 422,
+    errors.GAME_OVER: 409,
+    errors.STALE_VERSION: 409,
+    errors.NOT_FOUND: 404,
+    errors.INVALID_COMMAND: 422,
+    errors.INVALID_OPTIONS: 422,
+}
+
+TITLES = {
+    errors.ILLEGAL: "The rules forbid this move",
+    errors.NOT_YOUR_TURN: "It is not this seat's turn",
+    errors.GAME_OVER: "The game is over",
+    errors.STALE_VERSION: "The game has moved on",
+    errors.NOT_FOUND: "No such game",
+    errors.INVALID_COMMAND: "The command is malformed",
+    errors.INVALID_OPTIONS: "The game cannot be created with these options",
+}
+
+
+class Problem(Exception):
+    """An error answered as a problem body; raise it anywhere in a view."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        title: str | None = None,
+        rule: str | None = None,
+        errors_: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.title = title or TITLES.get(code) or code
+        self.rule = rule
+        self.errors = errors_ or {}
+        self.extra = extra or {}
+
+    @classmethod
+    def from_game_error(cls, error: dict[str, Any] | errors.GameError) -> Problem:
+        """The problem for an engine error (object or its ``to_dict``)."""
+        doc = error.to_dict() if isinstance(error, errors.GameError) else error
+        code = doc.get("code", "server/error")
+        return cls(
+            STATUS_BY_CODE.get(code, 500),
+            code,
+            doc.get("detail", ""),
+            rule=doc.get("rule"),
+            errors_=doc.get("errors"),
+        )
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body."""
+        out: dict[str, Any] = {
+            "type": f"/problems/{self.code}",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "code": self.code,
+        }
+        if self.rule:
+            out["rule"] = self.rule
+        out["errors"] = self.errors
+        out.update(self.extra)
+        return out
+
+    def response(self, headers: dict[str, str] | None = None) -> Response:
+        """A Flask response."""
+        return Response(
+            json.dumps(self.body()), status=self.status, mimetype=PROBLEM_TYPE, headers=headers
+        )
+
+
+def from_http_exception(error: HTTPException) -> Problem:
+    """A problem for a werkzeug/webargs HTTP error (404 route, 405, validation errors...)."""
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    field_errors = data.get("errors") or data.get("messages") or {}
+    # webargs nests errors by location ({"json": {...}}); clients want the fields.
+    if isinstance(field_errors, dict) and set(field_errors) <= {"json", "query", "headers"}:
+        merged: dict[str, Any] = {}
+        for part in field_errors.values():
+            merged.update(part if isinstance(part, dict) else {"_schema": part})
+        field_errors = merged
+    code = {
+        400: "request/malformed",
+        401: "auth/required",
+        403: "auth/forbidden",
+        404: "http/not_found",
+        405: "http/method_not_allowed",
+        413: "request/too_large",
+        415: "request/unsupported_media_type",
+        422: "request/invalid",
+    }.get(status, "http/error")
+    detail = data.get("message") or error.description or error.name
+    if status == 422 and field_errors:
+        detail = "the request body has invalid fields: " + ", ".join(sorted(field_errors))
+    return Problem(status, code, detail, title=error.name, errors_=field_errors)

@@ -1,0 +1,255 @@
+"""The v1 REST endpoints."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from flask import Response, current_app, request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from services.gateway import auth, schemas
+from services.gateway.problems import Problem
+from shared import games, keys
+from shared.games.errors import GameError
+from shared.projections import AUDITOR, visible_events
+from shared.service import CommandMessage, GameService, new_command_id
+
+blp = Blueprint("games", __name__, description="Games, commands, views and events")
+SECURITY = [{"bearer": []}]
+
+
+def service() -> GameService:
+    """The app's GameService."""
+    return current_app.extensions["tabletop"]
+
+
+def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    raw = body if isinstance(body, str | bytes) else json.dumps(body)
+    return Response(raw, status=status, mimetype="application/json", headers=headers)
+
+
+@blp.route("/healthz")
+class Health(MethodView):
+    """Liveness and Redis reachability."""
+
+    @blp.response(200, schemas.HealthSchema)
+    def get(self) -> Any:
+        """200 when Redis answers a PING."""
+        service().r.ping()
+        return {"status": "ok", "redis": "ok"}
+
+
+@blp.route("/v1/games")
+class Games(MethodView):
+    """Creating games."""
+
+    @blp.arguments(schemas.CreateGameSchema)
+    @blp.response(201, schemas.CreatedSchema)
+    @blp.doc(security=SECURITY)
+    def post(self, body: dict[str, Any]) -> Any:
+        """Create a game; answers its id and one secret token per human seat.
+
+        A fixed `seed` or a `deal` option needs an organizer key."""
+        token = auth.bearer()
+        options = body.get("options") or {}
+        if ("seed" in body or "deal" in options) and not auth.is_organizer(token):
+            raise Problem(403, "auth/organizer_required",
+                          "a fixed seed or deal needs an organizer key", title="Forbidden")
+        if body["game"] not in games.names():
+            raise Problem(422, "options/invalid", f"unknown game {body['game']!r}",
+                          errors_={"game": [f"one of {', '.join(games.names())}"]})
+        try:
+            created = service().create(body["game"], body["seats"], options, body.get("seed"))
+        except KeyError as exc:
+            raise Problem(422, "options/invalid", f"game {body['game']!r} is not available",
+                          errors_={"game": ["not available"]}) from exc
+        except GameError as exc:
+            raise Problem.from_game_error(exc) from exc
+        record = created.record
+        seats = []
+        for i, seat in enumerate(record.seats):
+            entry: dict[str, Any] = {"seat": i, "name": seat["name"]}
+            if seat.get("bot"):
+                entry["bot"] = seat["bot"]
+            if created.tokens[i]:
+                entry["token"] = created.tokens[i]
+            seats.append(entry)
+        raw = service().r.get(keys.public(created.game_id))
+        return {
+            "id": created.game_id,
+            "game": record.game,
+            "version": record.version,
+            "seats": seats,
+            "tokens": created.tokens,
+            "view": json.loads(raw) if raw else None,
+        }, 201, {"Location": f"/v1/games/{created.game_id}"}
+
+
+@blp.route("/v1/games/<game_id>")
+class Game(MethodView):
+    """One game's view."""
+
+    @blp.arguments(schemas.ViewQuerySchema, location="query")
+    @blp.response(200, schemas.ViewSchema)
+    @blp.doc(security=SECURITY)
+    def get(self, query: dict[str, Any], game_id: str) -> Any:
+        """The public view; with a seat token that seat's view; auditors may add `?seat=N`."""
+        caller = auth.caller_for(service(), game_id)
+        seat = caller.seat
+        if caller.role == auth.AUDITOR and "seat" in query:
+            seat = query["seat"]
+        elif "seat" in query and query["seat"] != caller.seat:
+            raise Problem(403, "auth/forbidden", "only auditors may read another seat's view",
+                          title="Forbidden")
+        key = keys.public(game_id) if seat is None else keys.view(game_id, seat)
+        raw = service().r.get(key)
+        if raw is None:
+            raise Problem(404, "game/not_found", f"no game {game_id} (or no seat {seat})")
+        return _json_response(raw)
+
+
+@blp.route("/v1/games/<game_id>/commands")
+class Commands(MethodView):
+    """Sending commands."""
+
+    @blp.arguments(schemas.CommandSchema)
+    @blp.response(202, schemas.CommandAcceptedSchema)
+    @blp.alt_response(200, schema=schemas.ViewSchema, description="with `Prefer: wait=N`: "
+                      "accepted, the seat's new view")
+    @blp.alt_response(409, description="expected_version is stale, or the game is over")
+    @blp.alt_response(422, description="the rules forbid the move (`code`, `rule`)")
+    @blp.doc(security=SECURITY, parameters=[{
+        "in": "header", "name": "Prefer", "schema": {"type": "string"},
+        "description": "`wait=N`: wait up to N seconds for the outcome"}])
+    def post(self, body: dict[str, Any], game_id: str) -> Any:
+        """Send a command for the caller's seat; 202 with its id, or its outcome when waiting."""
+        svc = service()
+        caller = auth.caller_for(svc, game_id)
+        if caller.role != auth.SEAT or caller.seat is None:
+            status = 401 if caller.role == auth.SPECTATOR else 403
+            raise Problem(status, "auth/seat_required", "send a seat token to play",
+                          title="Unauthorized" if status == 401 else "Forbidden")
+        game_type = _game_type(svc, game_id)
+        engine = games.get(game_type)
+        command = {k: v for k, v in body.items() if k not in ("id", "expected_version")}
+        try:
+            engine.parse_command(command)  # shape errors answer here, before the stream
+        except GameError as exc:
+            raise Problem.from_game_error(exc) from exc
+        cid = f"s{caller.seat}-{body['id']}" if "id" in body else new_command_id()
+        message = CommandMessage(
+            command_id=cid,
+            game_id=game_id,
+            seat=caller.seat,
+            body=command,
+            expected_version=body.get("expected_version"),
+        )
+        svc.submit(message, game_type)
+        location = f"/v1/games/{game_id}/commands/{cid}"
+        wait = _prefer_wait(svc)
+        if wait is None:
+            return {"command_id": cid, "status": "pending", "location": location}, 202, {
+                "Location": location}
+        popped = svc.r.blpop([keys.reply(game_id, cid)], timeout=wait)
+        headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
+        if popped is None:
+            return {"command_id": cid, "status": "pending", "location": location}, 202, headers
+        return _outcome_response(svc, game_id, caller.seat, json.loads(popped[1]), headers)
+
+
+@blp.route("/v1/games/<game_id>/commands/<command_id>")
+class CommandStatus(MethodView):
+    """What became of a command sent without waiting."""
+
+    @blp.response(200, schemas.CommandAcceptedSchema)
+    @blp.doc(security=SECURITY)
+    def get(self, game_id: str, command_id: str) -> Any:
+        """`pending`, `accepted` (with the version) or `rejected` (with the error)."""
+        svc = service()
+        caller = auth.caller_for(svc, game_id)
+        if caller.role not in (auth.SEAT, auth.AUDITOR):
+            raise Problem(401, "auth/seat_required", "send a seat token", title="Unauthorized")
+        raw = svc.r.get(keys.result(game_id, command_id))
+        if raw is None:
+            return {"command_id": command_id, "status": "pending"}
+        return _json_response(raw)
+
+
+@blp.route("/v1/games/<game_id>/events")
+class Events(MethodView):
+    """A game's history as the caller may see it."""
+
+    @blp.arguments(schemas.EventsQuerySchema, location="query")
+    @blp.response(200, schemas.EventsSchema)
+    @blp.doc(security=SECURITY)
+    def get(self, query: dict[str, Any], game_id: str) -> Any:
+        """Events after version `after`: everything for auditors; hidden facts redacted for
+        seats and spectators (wholly secret events are left out)."""
+        svc = service()
+        caller = auth.caller_for(svc, game_id)
+        try:
+            record = svc.load(game_id, fresh=True)
+        except LookupError as exc:
+            raise Problem(404, "game/not_found", f"no game {game_id}") from exc
+        envs = svc.store.read(game_id, after=query["after"], limit=query["limit"])
+        reader: int | str | None = AUDITOR if caller.role == auth.AUDITOR else caller.seat
+        return {
+            "game": game_id,
+            "version": record.version,
+            "events": visible_events(record, envs, reader),
+        }
+
+
+def _outcome_response(
+    svc: GameService, game_id: str, seat: int, outcome: dict[str, Any], headers: dict[str, str]
+) -> Response:
+    if outcome["status"] == "accepted":
+        raw = svc.r.get(keys.view(game_id, seat))
+        doc = json.loads(raw) if raw else {}
+        doc["command"] = {k: outcome[k] for k in ("command_id", "status", "events") if k in outcome}
+        return _json_response(doc, 200, headers)
+    if outcome["status"] == "error":
+        raise Problem(500, "server/error", "the command could not be processed",
+                      title="Internal Server Error")
+    problem = Problem.from_game_error(outcome["error"])
+    problem.extra = {"command_id": outcome["command_id"], "version": outcome.get("version")}
+    return problem.response(headers)
+
+
+_WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*\"?(\d+(?:\.\d+)?)\"?", re.IGNORECASE)
+
+
+def _prefer_wait(svc: GameService) -> float | None:
+    header = request.headers.get("Prefer")
+    if not header:
+        return None
+    match = _WAIT.search(header)
+    if not match:
+        return None
+    limit = current_app.config["SETTINGS"].max_wait
+    return max(0.001, min(float(match.group(1)), limit))
+
+
+def _fmt(wait: float) -> str:
+    return str(int(wait)) if wait == int(wait) else str(wait)
+
+
+_GAME_TYPES: dict[str, str] = {}
+
+
+def _game_type(svc: GameService, game_id: str) -> str:
+    found = _GAME_TYPES.get(game_id)
+    if found is None:
+        raw = svc.r.hget(keys.meta(game_id), "game")
+        if raw is None:
+            raise Problem(404, "game/not_found", f"no game {game_id}")
+        found = raw.decode()
+        if len(_GAME_TYPES) > 100_000:
+            _GAME_TYPES.clear()
+        _GAME_TYPES[game_id] = found
+    return found
+
+

@@ -1,0 +1,154 @@
+"""Marshmallow schemas: what the gateway accepts and answers (and the OpenAPI document)."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import validate
+
+
+class StrictSchema(ma.Schema):
+    """Unknown fields are an error in requests, so typos do not pass silently."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+
+class SeatSchema(StrictSchema):
+    """A human seat (``name``) or a bot seat (``bot``: a policy name, e.g. ``random``)."""
+
+    name = ma.fields.String(validate=validate.Length(min=1, max=64))
+    bot = ma.fields.String(validate=validate.OneOf(["random"]))
+
+    @ma.validates_schema
+    def _one_of(self, data: dict, **_: object) -> None:
+        if not data:
+            raise ma.ValidationError("give a name (a human seat) or a bot")
+
+
+class CreateGameSchema(StrictSchema):
+    """Body of ``POST /v1/games``."""
+
+    game = ma.fields.String(required=True, metadata={"example": "fox"})
+    seats = ma.fields.List(
+        ma.fields.Nested(SeatSchema), required=True, validate=validate.Length(min=1, max=12)
+    )
+    options = ma.fields.Dict(keys=ma.fields.String(), load_default=dict)
+    seed = ma.fields.String(
+        validate=validate.Length(min=1, max=256),
+        metadata={"description": "fixed secret seed (organizer key required)"},
+    )
+
+
+class CreatedSeatSchema(ma.Schema):
+    """A seat of a new game; ``token`` only for human seats (shown once)."""
+
+    seat = ma.fields.Integer()
+    name = ma.fields.String()
+    bot = ma.fields.String()
+    token = ma.fields.String()
+
+
+class CreatedSchema(ma.Schema):
+    """Answer of ``POST /v1/games``."""
+
+    id = ma.fields.String()
+    game = ma.fields.String()
+    version = ma.fields.Integer()
+    seats = ma.fields.List(ma.fields.Nested(CreatedSeatSchema))
+    tokens = ma.fields.List(
+        ma.fields.String(allow_none=True),
+        metadata={"description": "one secret token per seat, null for bot seats"},
+    )
+    view = ma.fields.Dict(metadata={"description": "the public view"})
+
+
+class CommandSchema(ma.Schema):
+    """Body of ``POST /v1/games/{id}/commands``: a game command plus optional envelope fields.
+
+    Game-specific fields (``card``, ``disc``, ``tile``...) pass through to the engine, which
+    validates them."""
+
+    class Meta:
+        unknown = ma.INCLUDE
+
+    type = ma.fields.String(required=True, validate=validate.Length(min=1, max=64))
+    id = ma.fields.String(
+        validate=validate.Regexp(r"^[A-Za-z0-9_.:-]{1,100}$"),
+        metadata={"description": "client command id; resending it never applies twice"},
+    )
+    expected_version = ma.fields.Integer(
+        strict=True, validate=validate.Range(min=0),
+        metadata={"description": "reject with 409 unless the game is at this version"},
+    )
+
+
+class CommandAcceptedSchema(ma.Schema):
+    """Answer of a command without waiting (202) or while still pending."""
+
+    command_id = ma.fields.String()
+    status = ma.fields.String(metadata={"description": "pending, accepted, rejected"})
+    version = ma.fields.Integer(allow_none=True)
+    location = ma.fields.String()
+    error = ma.fields.Dict()
+
+
+class ViewSchema(ma.Schema):
+    """A view: the service fields below plus the game's own fields (``hand``, ``trick``...)."""
+
+    class Meta:
+        unknown = ma.INCLUDE
+
+    id = ma.fields.String()
+    game = ma.fields.String()
+    version = ma.fields.Integer()
+    seat = ma.fields.Integer(allow_none=True)
+    phase = ma.fields.String()
+    to_act = ma.fields.List(ma.fields.Integer())
+    legal_commands = ma.fields.List(ma.fields.Dict())
+    scores = ma.fields.Raw()
+    outcome = ma.fields.Dict(allow_none=True)
+
+
+class EventsQuerySchema(StrictSchema):
+    """Query of ``GET /v1/games/{id}/events``."""
+
+    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = ma.fields.Integer(load_default=1000, validate=validate.Range(min=1, max=10_000))
+
+
+class ViewQuerySchema(StrictSchema):
+    """Query of ``GET /v1/games/{id}``: auditors may ask for any seat's view."""
+
+    seat = ma.fields.Integer(validate=validate.Range(min=0))
+
+
+class EventSchema(ma.Schema):
+    """One event envelope as the reader may see it."""
+
+    class Meta:
+        unknown = ma.INCLUDE
+
+    version = ma.fields.Integer()
+    type = ma.fields.String()
+    data = ma.fields.Dict()
+    command_id = ma.fields.String(allow_none=True)
+    seat = ma.fields.Integer(allow_none=True)
+    at = ma.fields.String()
+    prev_hash = ma.fields.String()
+    hash = ma.fields.String()
+    redacted = ma.fields.Boolean()
+
+
+class EventsSchema(ma.Schema):
+    """Answer of ``GET /v1/games/{id}/events``."""
+
+    game = ma.fields.String()
+    version = ma.fields.Integer()
+    events = ma.fields.List(ma.fields.Nested(EventSchema))
+
+
+class HealthSchema(ma.Schema):
+    """Answer of ``GET /healthz``."""
+
+    status = ma.fields.String()
+    redis = ma.fields.String()

@@ -1,0 +1,1 @@
+"""Stream consumers that apply commands for one game type."""

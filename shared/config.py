@@ -1,0 +1,37 @@
+"""Settings read from the environment, once, in the factories (never at import time)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+def _keys(raw: str | None) -> frozenset[str]:
+    return frozenset(k.strip() for k in (raw or "").split(",") if k.strip())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Everything a process needs to know about its surroundings."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    organizer_keys: frozenset[str] = field(default_factory=frozenset)
+    auditor_keys: frozenset[str] = field(default_factory=frozenset)
+    shards: int = 1
+    max_wait: float = 30.0
+    bot_dispatch: str = "celery"  # "celery" or "inline" (in-process, for tests and tools)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``REDIS_URL``, ``TABLETOP_ORGANIZER_KEYS``, ``TABLETOP_AUDITOR_KEYS``,
+        ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT`` and ``TABLETOP_BOT_DISPATCH``."""
+        env = os.environ if env is None else env
+        return cls(
+            redis_url=env.get("REDIS_URL", cls.redis_url),
+            organizer_keys=_keys(env.get("TABLETOP_ORGANIZER_KEYS")),
+            auditor_keys=_keys(env.get("TABLETOP_AUDITOR_KEYS")),
+            shards=max(1, int(env.get("TABLETOP_SHARDS", "1"))),
+            max_wait=float(env.get("TABLETOP_MAX_WAIT", "30")),
+            bot_dispatch=env.get("TABLETOP_BOT_DISPATCH", "celery"),
+        )

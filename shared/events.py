@@ -1,0 +1,164 @@
+"""Event envelopes and the hash chain that makes a game's history tamper-evident.
+
+An envelope wraps one event with what the store knows about it: ``version`` (1..n, contiguous),
+``type`` and ``data`` (the event as JSON), ``command_id`` and ``seat`` (what caused it),
+``at`` (ISO-8601 UTC time it was appended), ``prev_hash`` and ``hash``.
+
+``hash = sha256(prev_hash + "\\n" + canonical_json({version, type, data, command_id, seat, at}))``
+in lowercase hex, with canonical JSON = ``json.dumps(sort_keys=True, separators=(",", ":"),
+ensure_ascii=False)``; the first envelope's ``prev_hash`` is 64 zeros. An auditor recomputes
+the chain with ``verify_chain``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+
+# Service-level event types; engines never emit these.
+GAME_CREATED = "game_created"
+SEED_REVEALED = "seed_revealed"
+SERVICE_EVENTS = frozenset({GAME_CREATED, SEED_REVEALED})
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON spelling used for hashing and for projections (stable bytes)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewEvent:
+    """An event about to be appended: its JSON and what caused it."""
+
+    type: str
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Envelope:
+    """A stored event with its position in the game's stream and its link in the hash chain."""
+
+    version: int
+    type: str
+    data: Mapping[str, Any]
+    command_id: str | None
+    seat: int | None
+    at: str
+    prev_hash: str
+    hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, all fields."""
+        return {
+            "version": self.version,
+            "type": self.type,
+            "data": self.data,
+            "command_id": self.command_id,
+            "seat": self.seat,
+            "at": self.at,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Envelope:
+        """The envelope ``to_dict`` wrote."""
+        return cls(**{k: doc[k] for k in _FIELDS})
+
+
+_FIELDS = ("version", "type", "data", "command_id", "seat", "at", "prev_hash", "hash")
+
+
+def chain_hash(
+    prev_hash: str,
+    *,
+    version: int,
+    type: str,
+    data: Mapping[str, Any],
+    command_id: str | None,
+    seat: int | None,
+    at: str,
+) -> str:
+    """The hash of one envelope given the hash before it."""
+    body = canonical_json(
+        {
+            "version": version,
+            "type": type,
+            "data": data,
+            "command_id": command_id,
+            "seat": seat,
+            "at": at,
+        }
+    )
+    return hashlib.sha256(f"{prev_hash}\n{body}".encode()).hexdigest()
+
+
+def seal(
+    events: Iterable[NewEvent],
+    *,
+    after_version: int,
+    prev_hash: str,
+    command_id: str | None,
+    seat: int | None,
+    at: str,
+) -> list[Envelope]:
+    """Envelopes for ``events`` appended after ``after_version`` whose last hash is ``prev_hash``."""
+    out: list[Envelope] = []
+    version = after_version
+    for event in events:
+        version += 1
+        data = dict(event.data)
+        h = chain_hash(
+            prev_hash,
+            version=version,
+            type=event.type,
+            data=data,
+            command_id=command_id,
+            seat=seat,
+            at=at,
+        )
+        out.append(
+            Envelope(
+                version=version,
+                type=event.type,
+                data=data,
+                command_id=command_id,
+                seat=seat,
+                at=at,
+                prev_hash=prev_hash,
+                hash=h,
+            )
+        )
+        prev_hash = h
+    return out
+
+
+def verify_chain(envelopes: Iterable[Envelope]) -> int:
+    """Checks versions are contiguous from 1 and every hash; returns the last version.
+
+    Raises ValueError naming the first broken envelope.
+    """
+    prev, expected = GENESIS_HASH, 1
+    for env in envelopes:
+        if env.version != expected:
+            raise ValueError(f"version {env.version} where {expected} was expected")
+        if env.prev_hash != prev:
+            raise ValueError(f"version {env.version}: prev_hash does not match")
+        h = chain_hash(
+            prev,
+            version=env.version,
+            type=env.type,
+            data=env.data,
+            command_id=env.command_id,
+            seat=env.seat,
+            at=env.at,
+        )
+        if h != env.hash:
+            raise ValueError(f"version {env.version}: hash does not match its content")
+        prev, expected = h, expected + 1
+    return expected - 1

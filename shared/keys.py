@@ -1,0 +1,69 @@
+"""Redis key names, in one place.
+
+Braces are Redis Cluster hash tags: every key of one game lands in one slot, so one Lua script
+may touch them together.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+
+def events(game_id: str) -> str:
+    """Stream of the game's envelopes; entry id ``0-<version>``."""
+    return f"game:{{{game_id}}}:events"
+
+
+def head(game_id: str) -> str:
+    """Hash ``{version, hash}`` of the last envelope."""
+    return f"game:{{{game_id}}}:head"
+
+
+def commands(game_id: str) -> str:
+    """Hash command id -> ``"first-last"`` versions it appended (de-duplication)."""
+    return f"game:{{{game_id}}}:commands"
+
+
+def meta(game_id: str) -> str:
+    """Hash with the game's type, seats, token hashes, shard and secret seed."""
+    return f"game:{{{game_id}}}:meta"
+
+
+def view(game_id: str, seat: int) -> str:
+    """One seat's projection (JSON)."""
+    return f"game:{{{game_id}}}:view:{seat}"
+
+
+def public(game_id: str) -> str:
+    """The spectators' projection (JSON)."""
+    return f"game:{{{game_id}}}:public"
+
+
+def result(game_id: str, command_id: str) -> str:
+    """The outcome of one command (JSON), kept for a day for clients that did not wait."""
+    return f"game:{{{game_id}}}:result:{command_id}"
+
+
+def reply(game_id: str, command_id: str) -> str:
+    """A list a waiting gateway BLPOPs for the outcome of one command."""
+    return f"game:{{{game_id}}}:reply:{command_id}"
+
+
+def notify(game_id: str) -> str:
+    """Pub/sub channel announcing each new version of the game."""
+    return f"game:{{{game_id}}}:notify"
+
+
+def command_stream(game_type: str, shard: int) -> str:
+    """Commands of one game type and shard, as submitted (accepted or not)."""
+    return f"cmd:{game_type}:{shard}"
+
+
+def shard_of(game_id: str, shards: int) -> int:
+    """The shard a game's commands go to (stable across processes)."""
+    return zlib.crc32(game_id.encode()) % shards
+
+
+GAMES = "games:all"  # sorted set: game id by creation time
+GAMES_FINISHED = "games:finished"  # sorted set: game id by finishing time
+RESULTS = "results:games"  # hash: game id -> final result JSON (scoring.finalize)

@@ -1,0 +1,80 @@
+"""Projections: what each seat, a spectator or an auditor may see of a game.
+
+A projection is a pure function of the folded record, so ``rebuild`` from the events gives
+the same bytes (``canonical_json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from shared.events import SERVICE_EVENTS, Envelope
+from shared.record import GameRecord
+
+AUDITOR = "auditor"  # reader that may see everything
+
+
+def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
+    """The view document for ``seat`` (None: spectator): the engine's view plus the service's
+    fields ``id``, ``game``, ``version``, ``seat``, ``seats``, ``to_act``, ``legal_commands``,
+    ``outcome``."""
+    engine = record.engine
+    state = record.state
+    doc = dict(engine.view(state, seat))
+    to_act = list(engine.to_act(state))
+    legal: list[dict[str, Any]] = []
+    if seat is not None and seat in to_act:
+        legal = [engine.command_to_json(c) for c in engine.legal_commands(state, seat)]
+    doc.update(
+        id=record.id,
+        game=record.game,
+        version=record.version,
+        seat=seat,
+        seats=[_public_seat(i, s) for i, s in enumerate(record.seats)],
+        to_act=to_act,
+        legal_commands=legal,
+        outcome=engine.outcome(state),
+        seed_sha256=record.seed_sha256,
+    )
+    return doc
+
+
+def all_views(record: GameRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(one view per seat, the public view)."""
+    return [view(record, s) for s in range(len(record.seats))], view(record, None)
+
+
+def visible_events(
+    record: GameRecord, envelopes: Iterable[Envelope], reader: int | str | None
+) -> list[dict[str, Any]]:
+    """Envelopes as ``reader`` (a seat, None for spectators, ``AUDITOR``) may read them.
+
+    Auditors get every field. Others get each event redacted by the engine, and events that
+    are wholly secret left out; their ``hash`` still lets them check order, not content.
+    """
+    engine = record.engine
+    out: list[dict[str, Any]] = []
+    for env in envelopes:
+        doc = env.to_dict()
+        if reader == AUDITOR or env.type in SERVICE_EVENTS:
+            out.append(doc)
+            continue
+        seat = reader if isinstance(reader, int) else None
+        event = engine.event_from_json({"type": env.type, "data": env.data})
+        shown = engine.redact(event, seat)
+        if shown is None:
+            continue
+        if shown.get("data") != env.data:
+            doc["redacted"] = True
+        doc["type"] = shown.get("type", env.type)
+        doc["data"] = shown.get("data", {})
+        out.append(doc)
+    return out
+
+
+def _public_seat(index: int, seat: dict[str, Any] | Any) -> dict[str, Any]:
+    out = {"seat": index, "name": seat.get("name")}
+    if seat.get("bot"):
+        out["bot"] = seat["bot"]
+    return out

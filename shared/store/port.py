@@ -1,0 +1,64 @@
+"""The event store port: append with optimistic concurrency and command de-duplication."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from shared.events import Envelope
+
+
+class StaleVersion(Exception):
+    """The stream is not at the expected version (another command was applied first)."""
+
+    def __init__(self, expected: int, actual: int) -> None:
+        super().__init__(f"expected version {expected}, stream is at {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class DuplicateCommand(Exception):
+    """The command id was already applied; ``versions`` are the (first, last) it appended."""
+
+    def __init__(self, command_id: str, first: int, last: int) -> None:
+        super().__init__(f"command {command_id} already applied at versions {first}..{last}")
+        self.command_id = command_id
+        self.first = first
+        self.last = last
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Where an append landed."""
+
+    first: int
+    last: int
+
+
+class EventStore(Protocol):
+    """Per-game event streams: contiguous versions, hash-chained, de-duplicated by command."""
+
+    def append(
+        self,
+        game_id: str,
+        envelopes: Sequence[Envelope],
+        *,
+        expected_version: int,
+        command_id: str | None = None,
+    ) -> AppendResult:
+        """Atomically append sealed envelopes if the stream is at ``expected_version`` and
+        ``command_id`` was never applied; else raise StaleVersion or DuplicateCommand."""
+        ...
+
+    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
+        """Envelopes with version > ``after`` in order (at most ``limit``)."""
+        ...
+
+    def head(self, game_id: str) -> tuple[int, str]:
+        """(version, hash) of the last envelope; (0, GENESIS_HASH) for an empty stream."""
+        ...
+
+    def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
+        """(first, last) versions a command appended, or None if it was never applied."""
+        ...

@@ -1,0 +1,112 @@
+"""Event store on Redis streams; one Lua script appends atomically.
+
+The script checks, in one step on the server: the command id was never applied, the stream is
+at the expected version with the expected head hash; then it XADDs every envelope with the
+entry id ``0-<version>`` (so reading from a version is one XRANGE), moves the head and records
+the command id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+
+from shared import keys
+from shared.events import GENESIS_HASH, Envelope, canonical_json
+from shared.store.port import AppendResult, DuplicateCommand, StaleVersion
+
+APPEND_LUA = """
+local cid = ARGV[3]
+if cid ~= '' then
+  local seen = redis.call('HGET', KEYS[3], cid)
+  if seen then return {'dup', seen} end
+end
+local head = redis.call('HMGET', KEYS[2], 'version', 'hash')
+local version = tonumber(head[1] or '0')
+local hash = head[2] or ARGV[6]
+if version ~= tonumber(ARGV[1]) or hash ~= ARGV[2] then
+  return {'stale', tostring(version)}
+end
+local n = tonumber(ARGV[5])
+for i = 1, n do
+  redis.call('XADD', KEYS[1], '0-' .. ARGV[5 + 2 * i], 'env', ARGV[6 + 2 * i])
+end
+local last = version + n
+redis.call('HSET', KEYS[2], 'version', last, 'hash', ARGV[4])
+if cid ~= '' then
+  redis.call('HSET', KEYS[3], cid, (version + 1) .. '-' .. last)
+end
+return {'ok', tostring(last)}
+"""
+
+
+class RedisEventStore:
+    """``EventStore`` on a Redis server (or cluster: all keys of a game share a hash tag)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._r = client
+        self._append = client.register_script(APPEND_LUA)
+
+    def append(
+        self,
+        game_id: str,
+        envelopes: Sequence[Envelope],
+        *,
+        expected_version: int,
+        command_id: str | None = None,
+    ) -> AppendResult:
+        """See ``EventStore.append``."""
+        if not envelopes:
+            raise ValueError("nothing to append")
+        first = envelopes[0]
+        if first.version != expected_version + 1:
+            raise StaleVersion(expected_version, first.version - 1)
+        args: list[Any] = [
+            expected_version,
+            first.prev_hash,
+            command_id or "",
+            envelopes[-1].hash,
+            len(envelopes),
+            GENESIS_HASH,
+        ]
+        for env in envelopes:
+            args.append(env.version)
+            args.append(canonical_json(env.to_dict()))
+        status, value = self._append(
+            keys=[keys.events(game_id), keys.head(game_id), keys.commands(game_id)], args=args
+        )
+        status = _text(status)
+        value = _text(value)
+        if status == "dup":
+            lo, hi = value.split("-")
+            raise DuplicateCommand(command_id or "", int(lo), int(hi))
+        if status == "stale":
+            raise StaleVersion(expected_version, int(value))
+        return AppendResult(expected_version + 1, int(value))
+
+    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
+        """See ``EventStore.read``."""
+        rows = self._r.xrange(keys.events(game_id), min=f"0-{after + 1}", max="+", count=limit)
+        return [Envelope.from_dict(json.loads(fields[b"env"])) for _id, fields in rows]
+
+    def head(self, game_id: str) -> tuple[int, str]:
+        """See ``EventStore.head``."""
+        version, hash_ = self._r.hmget(keys.head(game_id), "version", "hash")
+        if version is None:
+            return 0, GENESIS_HASH
+        return int(version), _text(hash_)
+
+    def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
+        """See ``EventStore.applied``."""
+        seen = self._r.hget(keys.commands(game_id), command_id)
+        if seen is None:
+            return None
+        lo, hi = _text(seen).split("-")
+        return int(lo), int(hi)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,75 @@
+"""An in-process stack on a real Redis: the Flask app (test client) and one stream consumer
+per game type in background threads; bot turns run inline."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+import redis
+from flask import Flask
+from flask.testing import FlaskClient
+
+from services.cli import available_games
+from services.gateway.app import create_app
+from services.worker.consumer import StreamConsumer
+from shared.bot_turns import InlineDispatcher
+from shared.config import Settings
+from shared.service import GameService
+from shared.store.redis_streams import RedisEventStore
+
+ORGANIZER = "organizer-key-1"
+AUDITOR = "auditor-key-1"
+
+
+@dataclass
+class Stack:
+    """What a test can drive and inspect."""
+
+    app: Flask
+    http: FlaskClient
+    redis: redis.Redis
+    worker_service: GameService
+    consumers: list[StreamConsumer]
+
+
+def _consume(consumer: StreamConsumer) -> None:
+    consumer.ensure_groups()
+    while not consumer.stop_event.is_set():
+        consumer.poll_once(block_ms=50)
+
+
+@pytest.fixture
+def stack(redis_url: str, redis_client: redis.Redis) -> Iterator[Stack]:
+    settings = Settings(
+        redis_url=redis_url,
+        organizer_keys=frozenset({ORGANIZER}),
+        auditor_keys=frozenset({AUDITOR}),
+        max_wait=10,
+    )
+    worker_client = redis.Redis.from_url(redis_url)
+    worker_dispatch = InlineDispatcher()
+    worker_service = GameService(RedisEventStore(worker_client), worker_client,
+                                 dispatcher=worker_dispatch)
+    worker_dispatch.bind(worker_service)
+    gateway_dispatch = InlineDispatcher()
+    app = create_app(settings, client=redis.Redis.from_url(redis_url), dispatcher=gateway_dispatch)
+    gateway_dispatch.bind(app.extensions["tabletop"])
+    consumers = [StreamConsumer(worker_client, worker_service, g, name=f"test-{g}")
+                 for g in available_games()]
+    for c in consumers:
+        c.ensure_groups()
+    threads = [threading.Thread(target=_consume, args=(c,), daemon=True) for c in consumers]
+    for t in threads:
+        t.start()
+    try:
+        yield Stack(app=app, http=app.test_client(), redis=redis_client,
+                    worker_service=worker_service, consumers=consumers)
+    finally:
+        for c in consumers:
+            c.stop_event.set()
+        for t in threads:
+            t.join(5)
+        worker_client.close()

@@ -1,0 +1,117 @@
+"""The event store contract: every adapter passes the same suite."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from shared.events import GENESIS_HASH, NewEvent, seal, verify_chain
+from shared.store import DuplicateCommand, EventStore, StaleVersion
+from shared.store.memory import MemoryEventStore
+from shared.store.redis_streams import RedisEventStore
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request: pytest.FixtureRequest) -> Iterator[EventStore]:
+    if request.param == "memory":
+        yield MemoryEventStore()
+    else:
+        yield RedisEventStore(request.getfixturevalue("redis_client"))
+
+
+def _append(store: EventStore, gid: str, n: int, *, cid: str | None = None, at: int | None = None):
+    version, prev = store.head(gid)
+    if at is not None:
+        version = at
+    envs = seal(
+        [NewEvent(type="thing_happened", data={"i": i, "s": "é"}) for i in range(n)],
+        after_version=version,
+        prev_hash=prev,
+        command_id=cid,
+        seat=0,
+        at="2026-11-30T00:00:00Z",
+    )
+    return store.append(gid, envs, expected_version=version, command_id=cid)
+
+
+def test_empty_stream_has_genesis_head(store: EventStore) -> None:
+    assert store.head("g1") == (0, GENESIS_HASH)
+    assert store.read("g1") == []
+
+
+def test_append_then_read_all_and_from_a_version(store: EventStore) -> None:
+    assert _append(store, "g1", 3, cid="c1").last == 3
+    assert _append(store, "g1", 2, cid="c2").first == 4
+    envs = store.read("g1")
+    assert [e.version for e in envs] == [1, 2, 3, 4, 5]
+    assert [e.version for e in store.read("g1", after=3)] == [4, 5]
+    assert [e.version for e in store.read("g1", after=1, limit=2)] == [2, 3]
+    assert envs[0].data == {"i": 0, "s": "é"}
+    assert verify_chain(envs) == 5
+    assert store.head("g1") == (5, envs[-1].hash)
+
+
+def test_stale_expected_version_is_refused_and_nothing_is_written(store: EventStore) -> None:
+    _append(store, "g1", 2)
+    version, prev = store.head("g1")
+    envs = seal([NewEvent(type="x", data={})], after_version=1, prev_hash=prev,
+                command_id=None, seat=None, at="t")
+    with pytest.raises(StaleVersion):
+        store.append("g1", envs, expected_version=1)
+    assert len(store.read("g1")) == 2
+
+
+def test_wrong_prev_hash_is_refused(store: EventStore) -> None:
+    _append(store, "g1", 1)
+    envs = seal([NewEvent(type="x", data={})], after_version=1, prev_hash=GENESIS_HASH,
+                command_id=None, seat=None, at="t")
+    with pytest.raises(StaleVersion):
+        store.append("g1", envs, expected_version=1)
+    assert store.head("g1")[0] == 1
+
+
+def test_duplicate_command_id_is_refused_with_its_versions(store: EventStore) -> None:
+    _append(store, "g1", 2, cid="c1")
+    with pytest.raises(DuplicateCommand) as info:
+        _append(store, "g1", 1, cid="c1")
+    assert (info.value.first, info.value.last) == (1, 2)
+    assert store.applied("g1", "c1") == (1, 2)
+    assert store.applied("g1", "nope") is None
+    assert store.head("g1")[0] == 2
+
+
+def test_games_are_independent(store: EventStore) -> None:
+    _append(store, "a", 2)
+    _append(store, "b", 1)
+    assert store.head("a")[0] == 2 and store.head("b")[0] == 1
+
+
+def test_concurrent_appends_at_one_version_only_one_wins(store: EventStore) -> None:
+    _append(store, "g1", 1)
+    wins: list[int] = []
+    stale: list[int] = []
+
+    def attempt(i: int) -> None:
+        try:
+            _append(store, "g1", 1, cid=f"c{i}", at=1)
+            wins.append(i)
+        except StaleVersion:
+            stale.append(i)
+
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1 and len(stale) == 7
+    assert verify_chain(store.read("g1")) == 2
+
+
+def test_tampered_event_breaks_the_chain(store: EventStore) -> None:
+    _append(store, "g1", 3)
+    envs = store.read("g1")
+    forged = envs[1].__class__(**{**envs[1].to_dict(), "data": {"i": 99}})
+    with pytest.raises(ValueError, match="version 2"):
+        verify_chain([envs[0], forged, envs[2]])
