@@ -9,6 +9,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,7 +158,7 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
     py = sys.executable
     try:
         procs.append(subprocess.Popen(
-            [py, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
+            [py, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
              "--bind", f"127.0.0.1:{port}", "--workers", str(gateway_workers),
              "services.gateway.wsgi:app"], env=env))
         for game in available_games():

@@ -1,0 +1,83 @@
+"""The real processes (`tabletop run`: redis-server, gunicorn, a worker per game, Celery):
+a full Fox game against the random bot over HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from shared.redis_server import free_port
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.update(TABLETOP_ORGANIZER_KEYS="org-e2e", TABLETOP_AUDITOR_KEYS="aud-e2e")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.cli", "run", "--port", str(port)],
+        env=env, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, "tabletop run exited"
+            try:
+                if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        else:
+            pytest.fail("the stack did not come up")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_full_fox_game_against_the_random_bot_over_http(base_url: str) -> None:
+    s = requests.Session()
+    created = s.post(f"{base_url}/v1/games", json={
+        "game": "fox", "seats": [{"name": "ana"}, {"bot": "random"}], "options": {"target": 16}})
+    assert created.status_code == 201, created.text
+    gid, token = created.json()["id"], created.json()["tokens"][0]
+    auth = {"Authorization": f"Bearer {token}"}
+    deadline = time.monotonic() + 120
+    moves = 0
+    while time.monotonic() < deadline:
+        view = s.get(f"{base_url}/v1/games/{gid}", headers=auth).json()
+        if view["outcome"] is not None:
+            break
+        if 0 not in view["to_act"]:
+            time.sleep(0.01)  # the Celery bot's turn
+            continue
+        resp = s.post(f"{base_url}/v1/games/{gid}/commands", json=view["legal_commands"][0],
+                      headers={**auth, "Prefer": "wait=10"})
+        assert resp.status_code == 200, resp.text
+        moves += 1
+    final = s.get(f"{base_url}/v1/games/{gid}", headers=auth).json()
+    assert final["outcome"] is not None, "the game did not finish in time"
+    assert max(final["scores"]) >= 16 and moves >= 13
+    audit = s.get(f"{base_url}/v1/games/{gid}/events",
+                  headers={"Authorization": "Bearer aud-e2e"}).json()
+    assert audit["events"][-1]["type"] == "seed_revealed"
+    # The Celery scoring task records the result.
+    deadline = time.monotonic() + 20
+    bad = s.post(f"{base_url}/v1/games/{gid}/commands", json=final["legal_commands"] or
+                 {"type": "play", "card": {"suit": "bells", "rank": 1}},
+                 headers={**auth, "Prefer": "wait=5"})
+    assert bad.status_code == 409 and bad.json()["code"] == "game/over"
