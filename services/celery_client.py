@@ -11,6 +11,7 @@ import logging
 from celery import Celery
 
 from shared.config import Settings
+from shared.service import BotDispatcher, NullDispatcher
 
 log = logging.getLogger(__name__)
 
@@ -31,3 +32,10 @@ class CeleryDispatcher:
     def finalize(self, game_id: str) -> None:
         """Queue ``scoring.finalize``."""
         self.app.send_task("scoring.finalize", args=[game_id], queue=QUEUE)
+
+
+def make_dispatcher(settings: Settings) -> BotDispatcher:
+    """Celery unless ``TABLETOP_BOT_DISPATCH=none`` (benchmarks of all-human games)."""
+    if settings.bot_dispatch == "none":
+        return NullDispatcher()
+    return CeleryDispatcher(settings)

@@ -20,7 +20,7 @@ class Settings:
     auditor_keys: frozenset[str] = field(default_factory=frozenset)
     shards: int = 1
     max_wait: float = 30.0
-    bot_dispatch: str = "celery"  # "celery" or "inline" (in-process, for tests and tools)
+    bot_dispatch: str = "celery"  # "celery", or "none" to drop bot and scoring work
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -13,7 +13,7 @@ import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -25,7 +25,6 @@ from shared.events import (
     GENESIS_HASH,
     SEED_REVEALED,
     NewEvent,
-    canonical_json,
     seal,
 )
 from shared.games import errors
@@ -247,110 +246,159 @@ class GameService:
 
     # ---- applying --------------------------------------------------------------------------
 
-    def handle(self, message: CommandMessage) -> dict[str, Any]:
+    def handle(
+        self,
+        message: CommandMessage,
+        ack: Callable[[Any], None] | None = None,
+    ) -> dict[str, Any]:
         """Apply one command and return its outcome (also stored and pushed to a waiter).
 
-        Safe to call twice with the same message: a command already applied is answered as
-        accepted without appending again.
+        ``ack(pipeline)`` may add the stream acknowledgement to the same round trip that writes
+        the projections and the reply, after the events are safely appended. Safe to call twice
+        with the same message: a command already applied is answered as accepted without
+        appending again.
         """
         gid, cid = message.game_id, message.command_id
+        record: GameRecord | None = None
         try:
-            outcome = self._apply(message)
+            outcome, record = self._apply(message)
         except LookupError:
             outcome = _rejected(cid, GameError(errors.NOT_FOUND, f"no game {gid}"), None)
         except GameError as exc:
-            record = self._cache.get(gid)
-            outcome = _rejected(cid, exc, record.version if record else None)
-        self._reply(message, outcome)
+            cached = self._cache.get(gid)
+            outcome = _rejected(cid, exc, cached.version if cached else None)
+        pipe = self.r.pipeline(transaction=False)
+        views = self._project(pipe, record) if record is not None else None
+        body = json.dumps(outcome, separators=(",", ":"))
+        pipe.set(keys.result(gid, cid), body, ex=RESULT_TTL)
+        if views is not None and outcome["status"] == "accepted":
+            # The waiting client gets its new view in the reply: one round trip less.
+            seat_view = views[message.seat] if 0 <= message.seat < len(views) else None
+            reply = body[:-1] + ',"view":' + seat_view + "}" if seat_view else body
+        else:
+            reply = body
+        pipe.lpush(keys.reply(gid, cid), reply)
+        pipe.expire(keys.reply(gid, cid), REPLY_TTL)
+        if ack is not None:
+            ack(pipe)
+        pipe.execute()
+        if record is not None:
+            self._hand_off(record)
         return outcome
 
-    def report_failure(self, message: CommandMessage) -> None:
-        """Tell a waiting client that its command hit a server fault (nothing was appended
-        unless the store says so)."""
+    def report_failure(
+        self, message: CommandMessage, ack: Callable[[Any], None] | None = None
+    ) -> None:
+        """Tell a waiting client that its command hit a server fault."""
         err = GameError("server/error", "the command could not be processed")
-        self._reply(message, _rejected(message.command_id, err, None) | {"status": "error"})
-
-    def _reply(self, message: CommandMessage, outcome: dict[str, Any]) -> None:
+        outcome = _rejected(message.command_id, err, None) | {"status": "error"}
+        body = json.dumps(outcome, separators=(",", ":"))
         gid, cid = message.game_id, message.command_id
         pipe = self.r.pipeline(transaction=False)
-        body = canonical_json(outcome)
         pipe.set(keys.result(gid, cid), body, ex=RESULT_TTL)
         pipe.lpush(keys.reply(gid, cid), body)
         pipe.expire(keys.reply(gid, cid), REPLY_TTL)
+        if ack is not None:
+            ack(pipe)
         pipe.execute()
 
-    def _apply(self, message: CommandMessage) -> dict[str, Any]:
+    def _apply(self, message: CommandMessage) -> tuple[dict[str, Any], GameRecord]:
+        """(outcome, record to publish) or GameError."""
         gid, cid, seat = message.game_id, message.command_id, message.seat
+        fresh = gid not in self._cache
         record = self.load(gid, fresh=False)
-        seen = self.store.applied(gid, cid)
-        if seen is not None:
-            record = self.load(gid)
-            # Re-publish: a crash may have come between the append and the projections.
-            self._publish(record, after=None)
-            return _accepted(cid, record, seen)
-        for _attempt in range(5):
-            if message.expected_version is not None and message.expected_version != record.version:
-                record = self.load(gid)
-                if message.expected_version != record.version:
-                    raise GameError(
-                        errors.STALE_VERSION,
-                        f"expected version {message.expected_version}, game is at {record.version}",
-                    )
-            engine = record.engine
-            if engine.outcome(record.state) is not None:
-                raise GameError(errors.GAME_OVER, "the game is over")
-            if not 0 <= seat < len(record.seats):
-                raise GameError(errors.NOT_YOUR_TURN, f"no seat {seat} in this game")
-            command = engine.parse_command(message.body)
-            seed = self._seed(gid)
-            events = engine.decide(record.state, seat, command, Rng(seed, f"v{record.version}"))
-            docs = [engine.event_to_json(e) for e in events]
-            new = [NewEvent(type=d["type"], data=d["data"]) for d in docs]
-            state = record.state
-            for e in events:
-                state = engine.evolve(state, e)
-            if engine.outcome(state) is not None:
-                new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed}))
-            if not new:
-                raise GameError(errors.ILLEGAL, "the command changes nothing", rule="no_effect")
+        for _attempt in range(6):
+            try:
+                events, new, state = self._decide(record, message)
+            except GameError:
+                if not fresh:  # the cache may be behind another worker: look again
+                    record, fresh = self.load(gid), True
+                    continue
+                seen = self.store.applied(gid, cid)
+                if seen is None:
+                    raise
+                # Applied before (a redelivery after a crash): answer as it was answered.
+                return _accepted(cid, record, seen), record
             envs = seal(new, after_version=record.version, prev_hash=record.head_hash,
                         command_id=cid, seat=seat, at=self.clock())
             try:
                 result = self.store.append(gid, envs, expected_version=record.version,
                                            command_id=cid)
             except StaleVersion:
-                record = self.load(gid)  # another worker got there first: decide again
+                record, fresh = self.load(gid), True  # another worker got there first
                 continue
             except DuplicateCommand as dup:
                 record = self.load(gid)
-                self._publish(record, after=None)
-                return _accepted(cid, record, (dup.first, dup.last))
-            before = record.version
-            record = fold(gid, envs, record)
+                return _accepted(cid, record, (dup.first, dup.last)), record
+            changes: dict[str, Any] = {}
+            if new[-1].type == SEED_REVEALED:
+                changes["seed"] = new[-1].data["seed"]
+            record = replace(record, state=state, version=envs[-1].version,
+                             head_hash=envs[-1].hash, **changes)
             self._remember(record)
-            self._publish(record, after=before)
-            return _accepted(cid, record, (result.first, result.last))
+            return _accepted(cid, record, (result.first, result.last)), record
         raise GameError(errors.STALE_VERSION, "the game kept changing; try again")
+
+    def _decide(
+        self, record: GameRecord, message: CommandMessage
+    ) -> tuple[list[Any], list[NewEvent], Any]:
+        """(engine events, envelopes to append, state after them) or GameError."""
+        if message.expected_version is not None and message.expected_version != record.version:
+            raise GameError(
+                errors.STALE_VERSION,
+                f"expected version {message.expected_version}, game is at {record.version}",
+            )
+        engine = record.engine
+        if engine.outcome(record.state) is not None:
+            raise GameError(errors.GAME_OVER, "the game is over")
+        seat = message.seat
+        if not 0 <= seat < len(record.seats):
+            raise GameError(errors.NOT_YOUR_TURN, f"no seat {seat} in this game")
+        command = engine.parse_command(message.body)
+        seed = self._seed(record.id)
+        events = engine.decide(record.state, seat, command, Rng(seed, f"v{record.version}"))
+        if not events:
+            raise GameError(errors.ILLEGAL, "the command changes nothing", rule="no_effect")
+        new = []
+        state = record.state
+        for e in events:
+            doc = engine.event_to_json(e)
+            new.append(NewEvent(type=doc["type"], data=doc["data"]))
+            state = engine.evolve(state, e)
+        if engine.outcome(state) is not None:
+            new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed}))
+        return events, new, state
 
     # ---- projections -----------------------------------------------------------------------
 
-    def _publish(self, record: GameRecord, after: int | None) -> None:
+    def _publish(self, record: GameRecord, after: int | None = None) -> None:
         """Write every projection, announce the version, and hand off bot and scoring work."""
-        seat_views, public = all_views(record)
         pipe = self.r.pipeline(transaction=False)
-        for i, doc in enumerate(seat_views):
-            pipe.set(keys.view(record.id, i), canonical_json(doc))
-        pipe.set(keys.public(record.id), canonical_json(public))
-        pipe.publish(keys.notify(record.id), str(record.version))
-        finished = public["outcome"] is not None
-        if finished:
-            pipe.zadd(keys.GAMES_FINISHED, {record.id: _epoch()})
+        self._project(pipe, record)
         pipe.execute()
-        if finished:
+        self._hand_off(record)
+
+    def _project(self, pipe: Any, record: GameRecord) -> list[str]:
+        """Queue the projection writes on ``pipe``; returns the seat views' JSON."""
+        seat_views, public = all_views(record)
+        texts = [projection_json(doc) for doc in seat_views]
+        for i, text in enumerate(texts):
+            pipe.set(keys.view(record.id, i), text)
+        pipe.set(keys.public(record.id), projection_json(public))
+        pipe.publish(keys.notify(record.id), str(record.version))
+        if public["outcome"] is not None:
+            pipe.zadd(keys.GAMES_FINISHED, {record.id: _epoch()}, nx=True)
+        return texts
+
+    def _hand_off(self, record: GameRecord) -> None:
+        """Wake the bots whose turn it is, or score a finished game."""
+        engine = record.engine
+        if engine.outcome(record.state) is not None:
             self.dispatcher.finalize(record.id)
             return
-        for seat in public["to_act"]:
-            if seat in record.bot_seats:
+        bots = record.bot_seats
+        for seat in engine.to_act(record.state):
+            if seat in bots:
                 self.dispatcher.move(record.id, seat, record.version)
 
     def _seed(self, game_id: str) -> str:
@@ -368,6 +416,12 @@ class GameService:
         while len(self._cache) > self._cache_size:
             old, _ = self._cache.popitem(last=False)
             self._seeds.pop(old, None)
+
+
+def projection_json(doc: Mapping[str, Any]) -> str:
+    """The bytes of a projection: compact JSON in the (deterministic) order the code built it,
+    so a rebuild from the events writes the same bytes."""
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
 
 def seat_for_token(token_hashes: Sequence[str | None], token: str) -> int | None:

@@ -55,9 +55,9 @@ def create_app(
     )
     client = client or redis.Redis.from_url(settings.redis_url)
     if dispatcher is None:
-        from services.celery_client import CeleryDispatcher
+        from services.celery_client import make_dispatcher
 
-        dispatcher = CeleryDispatcher(settings)
+        dispatcher = make_dispatcher(settings)
     app.extensions["tabletop"] = GameService(
         RedisEventStore(client), client, dispatcher=dispatcher, shards=settings.shards
     )

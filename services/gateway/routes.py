@@ -207,8 +207,10 @@ def _outcome_response(
     svc: GameService, game_id: str, seat: int, outcome: dict[str, Any], headers: dict[str, str]
 ) -> Response:
     if outcome["status"] == "accepted":
-        raw = svc.r.get(keys.view(game_id, seat))
-        doc = json.loads(raw) if raw else {}
+        doc = outcome.pop("view", None)
+        if doc is None:
+            raw = svc.r.get(keys.view(game_id, seat))
+            doc = json.loads(raw) if raw else {}
         doc["command"] = {k: outcome[k] for k in ("command_id", "status", "events") if k in outcome}
         return _json_response(doc, 200, headers)
     if outcome["status"] == "error":

@@ -93,20 +93,22 @@ class StreamConsumer:
         n = 0
         for stream, messages in rows:
             for msg_id, fields in messages:
-                if fields:  # a claimed entry that was trimmed away has no fields
-                    self._handle_one(fields)
-                self.r.xack(stream, GROUP, msg_id)
+                self._handle_one(stream, msg_id, fields)
                 n += 1
         return n
 
-    def _handle_one(self, fields: Any) -> None:
+    def _handle_one(self, stream: Any, msg_id: Any, fields: Any) -> None:
+        def ack(pipe: Any) -> None:
+            pipe.xack(stream, GROUP, msg_id)
+
         try:
             message = CommandMessage.from_fields(fields)
-        except (KeyError, ValueError) as exc:
+        except (KeyError, ValueError) as exc:  # also a claimed entry with no fields left
             log.error("dropping malformed command message %r: %s", fields, exc)
+            self.r.xack(stream, GROUP, msg_id)
             return
         try:
-            self.service.handle(message)
+            self.service.handle(message, ack=ack)
         except Exception:  # an engine bug must not stop the worker; the command is reported
             log.exception("command %s on game %s failed", message.command_id, message.game_id)
-            self.service.report_failure(message)
+            self.service.report_failure(message, ack=ack)

@@ -7,7 +7,7 @@ import signal
 
 import redis
 
-from services.celery_client import CeleryDispatcher
+from services.celery_client import make_dispatcher
 from services.worker.consumer import StreamConsumer
 from shared.config import Settings
 from shared.service import GameService
@@ -21,7 +21,7 @@ def bootstrap(game_type: str, settings: Settings | None = None) -> StreamConsume
     service = GameService(
         RedisEventStore(client),
         client,
-        dispatcher=CeleryDispatcher(settings),
+        dispatcher=make_dispatcher(settings),
         shards=settings.shards,
     )
     return StreamConsumer(client, service, game_type, shards=settings.shards)

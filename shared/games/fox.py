@@ -1,0 +1,1237 @@
+"""The Fox in the Forest ("Liška podšitá"): two players, 33 cards, 13 tricks a round.
+
+Rules (the Czech rule book is the authority): three suits (bells, keys, moons) of ranks 1-11.
+Each round the dealer deals 13 cards each; of the 7 left the top one is the face-up decree card,
+whose suit is trump, and 6 form the draw deck. The non-dealer leads the first trick, the winner
+of a trick leads the next; the follower must follow the led suit if able. The highest trump
+wins, else the highest card of the led suit. Odd ranks have effects: 1 Swan (lose it and you
+lead next), 3 Fox (swap the decree card with a card from your hand), 5 Woodcutter (draw the top
+card of the deck, then put any card from your hand at its bottom), 7 Treasure (the trick's
+winner scores 1 per 7), 9 Witch (a lone 9 counts as trump when the winner is decided), 11
+Monarch (when led, the follower holding its suit must play the 1 or the highest of it). A round
+scores by tricks won (0-3: 6, 4: 1, 5: 2, 6: 3, 7-9: 6, 10-13: 0) plus Treasure. The game ends
+after the round in which someone reaches the target; ties go to the better last round, then
+it is a draw.
+
+Representation, chosen for speed (random play-outs for search bots) without giving up purity:
+
+* A card is an int ``suit * 11 + rank - 1`` (0..32, suits in ``SUITS`` order); JSON spells it
+  ``{"suit": "keys", "rank": 7}``. A hand, or any set of cards, is an int bitmask (bit ``card``).
+* ``State`` is an immutable ``NamedTuple`` of ints and tuples; ``evolve`` builds a new one per
+  event and never mutates.
+* Every ``play``/``exchange_decree``/``return_card`` command and every per-(seat, card) event is
+  created once at import and shared (they are frozen); trick results are a precomputed table.
+* Commands and events keep cards as ints in memory; ``command_to_json``/``event_to_json`` write
+  them as ``{"suit", "rank"}`` objects, which is what clients and auditors read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, NamedTuple
+
+from shared.games import base, errors
+from shared.games.errors import GameError, illegal, invalid_command, invalid_options
+from shared.games.rng import Rng
+
+NAME = "fox"
+MIN_SEATS = 2
+MAX_SEATS = 2
+
+SUITS = ("bells", "keys", "moons")
+RANKS = tuple(range(1, 12))
+CARD_COUNT = 33
+HAND_SIZE = 13
+DECK_SIZE = 6
+TRICKS_PER_ROUND = 13
+DEFAULT_TARGET = 21
+
+SWAN, FOX, WOODCUTTER, TREASURE, WITCH, MONARCH = 1, 3, 5, 7, 9, 11
+
+# Round score by tricks won (index = tricks, 0..13).
+SCORE_BY_TRICKS = (6, 6, 6, 6, 1, 2, 3, 6, 6, 6, 0, 0, 0, 0)
+
+# Phases (State.phase) and their names in views.
+PHASE_PLAY, PHASE_FOX, PHASE_WOODCUTTER, PHASE_OVER = 0, 1, 2, 3
+PHASE_NAMES = ("play", "fox_exchange", "woodcutter_return", "game_over")
+
+# State.turn when nobody is to act (between rounds, game over).
+NOBODY = 2
+
+ALL_CARDS = (1 << CARD_COUNT) - 1
+_SUIT_BITS = 0x7FF  # the 11 ranks of one suit, shifted by 11 * suit
+
+
+# --- state -----------------------------------------------------------------------------------
+
+
+class Game(NamedTuple):
+    """What outlives a round: totals and history (changes only when a round ends or starts)."""
+
+    target: int
+    first_dealer: int
+    dealer: int  # this round's dealer
+    round: int  # 1-based; 0 before the first deal
+    scores: tuple[int, int]  # totals at the start of this round (Treasure of it is in State)
+    history: tuple[tuple[tuple[int, int], ...], ...]  # per round: (tricks, points, treasure, total)
+
+
+class State(NamedTuple):
+    """The whole game. Cards are ints (``card_code``), sets of cards are bitmasks."""
+
+    phase: int  # PHASE_*
+    turn: int  # the seat to act, or NOBODY
+    hand0: int  # seat 0's hand
+    hand1: int  # seat 1's hand
+    leader: int  # the seat that leads (or led) the current trick
+    lead: int  # the card led to the current trick, or -1
+    second: int  # the follower's card in the current trick, or -1
+    played: int  # every card put on the table this round
+    decree: int  # the face-up decree card (its suit is trump); -1 before the first deal
+    deck: tuple[int, ...]  # the draw deck, top first
+    tricks: tuple[int, int]  # tricks won this round
+    treasure: tuple[int, int]  # Treasure points won this round (already part of the score)
+    known: tuple[int, int]  # cards publicly known to be in each hand (old decree cards)
+    returned: tuple[int, int]  # cards each seat put under the deck this round (only it knows)
+    last: tuple[int, int, int, int] | None  # last trick: (leader, lead, second, winner)
+    game: Game
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Play:
+    """Play ``card`` (an int, see ``card_code``) from your hand to the trick."""
+
+    TYPE: ClassVar[str] = "play"
+    card: int
+
+    def __post_init__(self) -> None:
+        _check_card_int(self.card)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExchangeDecree:
+    """After your Fox: put ``card`` from your hand as the decree card, take the old one."""
+
+    TYPE: ClassVar[str] = "exchange_decree"
+    card: int
+
+    def __post_init__(self) -> None:
+        _check_card_int(self.card)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeepDecree:
+    """After your Fox: leave the decree card as it is."""
+
+    TYPE: ClassVar[str] = "keep_decree"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReturnCard:
+    """After your Woodcutter's draw: put ``card`` from your hand face down under the deck."""
+
+    TYPE: ClassVar[str] = "return_card"
+    card: int
+
+    def __post_init__(self) -> None:
+        _check_card_int(self.card)
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameStarted:
+    """The game's settings; creates the state."""
+
+    TYPE: ClassVar[str] = "game_started"
+    target: int
+    first_dealer: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundDealt:
+    """A round's deal: ``hands[seat]``, the decree card, the deck (top first). Recorded so that
+    replay never needs the seed; ``redact`` hides the other hand and the deck."""
+
+    TYPE: ClassVar[str] = "round_dealt"
+    round: int
+    dealer: int
+    hands: tuple[tuple[int, ...], tuple[int, ...]]
+    decree: int
+    deck: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardPlayed:
+    """``seat`` put ``card`` on the trick."""
+
+    TYPE: ClassVar[str] = "card_played"
+    seat: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecreeExchanged:
+    """``seat`` (Fox) made ``card`` the decree card and took ``old`` into the hand."""
+
+    TYPE: ClassVar[str] = "decree_exchanged"
+    seat: int
+    card: int
+    old: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecreeKept:
+    """``seat`` (Fox) left the decree card as it was."""
+
+    TYPE: ClassVar[str] = "decree_kept"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardDrawn:
+    """``seat`` (Woodcutter) drew the top card of the deck (hidden from the other seat)."""
+
+    TYPE: ClassVar[str] = "card_drawn"
+    seat: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardReturned:
+    """``seat`` (Woodcutter) put ``card`` under the deck (hidden from the other seat)."""
+
+    TYPE: ClassVar[str] = "card_returned"
+    seat: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrickWon:
+    """``winner`` took the trick and ``points`` (one per Treasure in it); ``next_leader``
+    leads the next trick (the winner, unless the loser played a Swan)."""
+
+    TYPE: ClassVar[str] = "trick_won"
+    winner: int
+    points: int
+    next_leader: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundScored:
+    """The end of a round: tricks won, their ``points`` by the table, the round's
+    ``treasure``, the round ``total`` (points + treasure) and the game ``scores`` after it."""
+
+    TYPE: ClassVar[str] = "round_scored"
+    round: int
+    tricks: tuple[int, int]
+    points: tuple[int, int]
+    treasure: tuple[int, int]
+    total: tuple[int, int]
+    scores: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameEnded:
+    """Someone reached the target: final scores, winners and ranks (1 = best)."""
+
+    TYPE: ClassVar[str] = "game_ended"
+    scores: tuple[int, int]
+    winners: tuple[int, ...]
+    ranks: tuple[int, int]
+    draw: bool
+
+
+COMMANDS = base.registry(Play, ExchangeDecree, KeepDecree, ReturnCard)
+EVENTS = base.registry(
+    GameStarted,
+    RoundDealt,
+    CardPlayed,
+    DecreeExchanged,
+    DecreeKept,
+    CardDrawn,
+    CardReturned,
+    TrickWon,
+    RoundScored,
+    GameEnded,
+)
+
+
+# --- cards -----------------------------------------------------------------------------------
+
+
+def card_code(suit: str, rank: int) -> int:
+    """The int of the card ``rank`` (1..11) of ``suit`` (a name in ``SUITS``)."""
+    return SUITS.index(suit) * 11 + rank - 1
+
+
+def card_json(card: int) -> dict[str, Any]:
+    """``{"suit": ..., "rank": ...}`` for a card int."""
+    return {"suit": SUITS[card // 11], "rank": card % 11 + 1}
+
+
+def parse_card(value: Any) -> int:
+    """The card int of ``{"suit", "rank"}`` JSON; raises ValueError naming what is wrong."""
+    if not isinstance(value, Mapping):
+        raise ValueError('a card is an object {"suit": ..., "rank": ...}')
+    suit, rank = value.get("suit"), value.get("rank")
+    if suit not in SUITS:
+        raise ValueError(f"suit must be one of {', '.join(SUITS)}")
+    if type(rank) is not int or not 1 <= rank <= 11:
+        raise ValueError("rank must be an integer 1..11")
+    return SUITS.index(suit) * 11 + rank - 1
+
+
+def cards_of(mask: int) -> list[int]:
+    """The card ints in a bitmask, ascending (suit by suit, rank by rank)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def mask_of(cards: Sequence[int]) -> int:
+    """The bitmask of card ints."""
+    mask = 0
+    for c in cards:
+        mask |= 1 << c
+    return mask
+
+
+# --- setup -----------------------------------------------------------------------------------
+
+
+def parse_options(seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"target", "first_dealer", "deal"}`` validated, with defaults (21, drawn, dealt).
+
+    ``deal`` fixes the first round: ``{"dealer"?, "hands": [[13 cards], [13 cards]], "decree":
+    card, "deck": [6 cards, top first]}`` using exactly the 33 cards; its ``dealer`` becomes
+    ``first_dealer``. Raises ``GameError(options/invalid)``.
+    """
+    if seats != 2:
+        raise invalid_options("The Fox in the Forest is for exactly 2 players", seats="must be 2")
+    if not isinstance(options, Mapping):
+        raise invalid_options("options must be an object")
+    unknown = sorted(set(options) - {"target", "first_dealer", "deal"})
+    if unknown:
+        raise invalid_options(
+            f"unknown option(s): {', '.join(map(str, unknown))}",
+            **{str(k): "unknown option" for k in unknown},
+        )
+    target = options.get("target", DEFAULT_TARGET)
+    if type(target) is not int or target < 1:
+        raise invalid_options("target must be a positive integer", target="positive integer")
+    first_dealer = options.get("first_dealer")
+    if first_dealer is not None and (type(first_dealer) is not int or first_dealer not in (0, 1)):
+        raise invalid_options("first_dealer must be 0 or 1", first_dealer="0 or 1")
+    deal = options.get("deal")
+    if deal is not None:
+        deal, dealer = _parse_deal(deal)
+        if dealer is not None:
+            if first_dealer is not None and first_dealer != dealer:
+                raise invalid_options(
+                    "deal.dealer and first_dealer disagree", first_dealer="must equal deal.dealer"
+                )
+            first_dealer = dealer
+    return {"target": target, "first_dealer": first_dealer, "deal": deal}
+
+
+def setup(seats: int, options: Mapping[str, Any], rng: Rng) -> list[Any]:
+    """``game_started`` and the first ``round_dealt``.
+
+    Draws, in this order: the first dealer (``rng.below(2)``) unless the options fix it, then
+    the deal (one ``rng.below(33!)``, see ``_shuffle`` and ``_deal_event``) unless ``deal`` fixes it.
+    """
+    opts = parse_options(seats, options)
+    dealer = opts["first_dealer"]
+    if dealer is None:
+        dealer = rng.below(2)
+    deal = opts["deal"]
+    if deal is None:
+        first = _deal_event(1, dealer, _shuffle(rng))
+    else:
+        first = RoundDealt(
+            round=1,
+            dealer=dealer,
+            hands=tuple(tuple(sorted(parse_card(c) for c in h)) for h in deal["hands"]),  # type: ignore[arg-type]
+            decree=parse_card(deal["decree"]),
+            deck=tuple(parse_card(c) for c in deal["deck"]),
+        )
+    return [GameStarted(target=opts["target"], first_dealer=dealer), first]
+
+
+def parse_command(data: Mapping[str, Any]) -> Any:
+    """A command from client JSON; extra keys (``expected_version``, ``id``) are ignored.
+
+    Raises ``GameError(command/invalid)`` with field errors for an unknown type or a missing
+    or malformed ``card``.
+    """
+    if not isinstance(data, Mapping):
+        raise invalid_command("a command is a JSON object", body="must be an object")
+    kind = data.get("type")
+    if kind == "keep_decree":
+        return KEEP_DECREE
+    table = _CARD_COMMANDS.get(kind) if isinstance(kind, str) else None
+    if table is None:
+        raise invalid_command(
+            f"unknown command type {kind!r}", type=f"one of {', '.join(sorted(COMMANDS))}"
+        )
+    if "card" not in data:
+        raise invalid_command(f"{kind} needs a card", card="required")
+    try:
+        card = parse_card(data["card"])
+    except ValueError as exc:
+        raise invalid_command(f"malformed card: {exc}", card=str(exc)) from None
+    return table[card]
+
+
+# --- decide ----------------------------------------------------------------------------------
+
+
+def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
+    """The events ``command`` by ``seat`` causes; raises ``GameError`` naming the rule.
+
+    ``rng`` is used only when the command ends a round that the game outlives (the next deal).
+    """
+    if seat != state[1]:
+        raise _not_to_act(state, seat)
+    phase = state[0]
+    # The hot path (a card played) uses literals and precomputed tables: random play-outs
+    # for search bots spend most of their time here. 0 is PHASE_PLAY, card % 11 is rank - 1.
+    if phase == 0:
+        if type(command) is not Play:
+            raise _wrong_command(phase, command)
+        card = command.card  # an int 0..32: Play checks it when built
+        bit = 1 << card
+        hand = state[3] if seat else state[2]
+        if not hand & bit:
+            raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
+        lead = state[5]
+        if lead >= 0:
+            suit_mask = _SUIT_MASK_OF[lead]
+            held = hand & suit_mask
+            if held:
+                if not bit & suit_mask:
+                    raise illegal("follow_suit", f"you must follow {SUITS[lead // 11]}")
+                if lead % 11 == 10 and not bit & _monarch_answers(held):
+                    raise illegal(
+                        "monarch",
+                        f"the Monarch was led: play the 1 or your highest {SUITS[lead // 11]}",
+                    )
+        rank0 = card % 11
+        if rank0 == 2:  # Fox: its owner decides first, then the trick goes on
+            return [_CARD_PLAYED[seat][card]]
+        if rank0 == 4:  # Woodcutter: the draw is known (top of the deck); the return comes next
+            return [_CARD_PLAYED[seat][card], _CARD_DRAWN[seat][state[9][0]]]
+        if lead < 0:
+            return [_CARD_PLAYED[seat][card]]
+        won = _TRICK_RESULT[state[4] * 33 + state[8]][lead * 33 + card]
+        tricks = state[10]
+        if tricks[0] + tricks[1] != 12:
+            return [_CARD_PLAYED[seat][card], won]
+        return _end_round(state, [_CARD_PLAYED[seat][card], won], won, rng)
+    kind = type(command)
+    if phase == PHASE_FOX:
+        if kind is KeepDecree:
+            events: list[Any] = [_DECREE_KEPT[seat]]
+            decree = state[8]
+        elif kind is ExchangeDecree:
+            decree = command.card
+            if not (state[3] if seat else state[2]) >> decree & 1:
+                raise illegal("card_not_in_hand", f"{_card_name(decree)} is not in your hand")
+            events = [DecreeExchanged(seat=seat, card=decree, old=state[8])]
+        else:
+            raise _wrong_command(phase, command)
+    elif phase == PHASE_WOODCUTTER:
+        if kind is not ReturnCard:
+            raise _wrong_command(phase, command)
+        card = command.card
+        if not (state[3] if seat else state[2]) >> card & 1:
+            raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
+        events = [_CARD_RETURNED[seat][card]]
+        decree = state[8]
+    else:  # pragma: no cover - nobody is to act in other phases
+        raise GameError(errors.GAME_OVER, "the game is over")
+    if state[6] < 0:  # the effect came with the lead: the follower plays next
+        return events
+    # The effect came with the second card: the trick is decided now, with the decree as it is
+    # after a Fox's exchange.
+    won = _TRICK_RESULT[state[4] * 33 + decree][state[5] * 33 + state[6]]
+    events.append(won)
+    tricks = state[10]
+    if tricks[0] + tricks[1] == TRICKS_PER_ROUND - 1:
+        _end_round(state, events, won, rng)
+    return events
+
+
+# --- evolve ----------------------------------------------------------------------------------
+
+
+def evolve(state: State | None, event: Any) -> State:
+    """The state after ``event``; ``evolve(None, GameStarted)`` creates it. Never fails."""
+    kind = type(event)
+    # The two events of nearly every action are applied inline (one call less each).
+    if kind is CardPlayed:
+        (
+            phase,
+            turn,
+            h0,
+            h1,
+            leader,
+            lead,
+            second,
+            played,
+            decree,
+            deck,
+            tricks,
+            treasure,
+            known,
+            returned,
+            last,
+            game,
+        ) = state  # type: ignore[misc]
+        seat = event.seat
+        card = event.card
+        bit = 1 << card
+        if seat:
+            h1 ^= bit
+        else:
+            h0 ^= bit
+        if known[seat] & bit:
+            known = (known[0] & ~bit, known[1] & ~bit)
+        if lead < 0:
+            lead = card
+        else:
+            second = card
+        phase, turn = _AFTER_PLAY[seat][card]
+        return _new(
+            State,
+            (
+                phase,
+                turn,
+                h0,
+                h1,
+                leader,
+                lead,
+                second,
+                played | bit,
+                decree,
+                deck,
+                tricks,
+                treasure,
+                known,
+                returned,
+                last,
+                game,
+            ),
+        )
+    if kind is TrickWon:
+        (
+            _,
+            _,
+            h0,
+            h1,
+            leader,
+            lead,
+            second,
+            played,
+            decree,
+            deck,
+            tricks,
+            treasure,
+            known,
+            returned,
+            _,
+            game,
+        ) = state  # type: ignore[misc]
+        winner = event.winner
+        points = event.points
+        if winner:
+            tricks = (tricks[0], tricks[1] + 1)
+            if points:
+                treasure = (treasure[0], treasure[1] + points)
+        else:
+            tricks = (tricks[0] + 1, tricks[1])
+            if points:
+                treasure = (treasure[0] + points, treasure[1])
+        nxt = event.next_leader
+        return _new(
+            State,
+            (
+                0,
+                nxt,
+                h0,
+                h1,
+                nxt,
+                -1,
+                -1,
+                played,
+                decree,
+                deck,
+                tricks,
+                treasure,
+                known,
+                returned,
+                (leader, lead, second, winner),
+                game,
+            ),
+        )
+    return _EVOLVERS[kind](state, event)
+
+
+def _on_game_started(state: State | None, e: GameStarted) -> State:
+    game = Game(e.target, e.first_dealer, e.first_dealer, 0, (0, 0), ())
+    return State(
+        PHASE_PLAY,
+        NOBODY,
+        0,
+        0,
+        1 - e.first_dealer,
+        -1,
+        -1,
+        0,
+        -1,
+        (),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        None,
+        game,
+    )
+
+
+def _on_round_dealt(s: State, e: RoundDealt) -> State:
+    game = s.game._replace(dealer=e.dealer, round=e.round)
+    first = 1 - e.dealer  # the non-dealer leads the first trick
+    return _new(
+        State,
+        (
+            PHASE_PLAY,
+            first,
+            mask_of(e.hands[0]),
+            mask_of(e.hands[1]),
+            first,
+            -1,
+            -1,
+            0,
+            e.decree,
+            tuple(e.deck),
+            (0, 0),
+            (0, 0),
+            (0, 0),
+            (0, 0),
+            None,
+            game,
+        ),
+    )
+
+
+def _on_decree_exchanged(s: State, e: DecreeExchanged) -> State:
+    seat, new, old = e.seat, e.card, e.old
+    h0, h1 = s[2], s[3]
+    swap = (1 << new) | (1 << old)
+    if seat:
+        h1 ^= swap
+    else:
+        h0 ^= swap
+    k = list(s.known)
+    k[seat] = (k[seat] & ~(1 << new)) | (1 << old)  # the old decree is now seen in this hand
+    turn = 1 - seat if s.second < 0 else seat
+    return s._replace(phase=PHASE_PLAY, turn=turn, hand0=h0, hand1=h1, decree=new, known=tuple(k))
+
+
+def _on_decree_kept(s: State, e: DecreeKept) -> State:
+    turn = 1 - e.seat if s.second < 0 else e.seat
+    return s._replace(phase=PHASE_PLAY, turn=turn)
+
+
+def _on_card_drawn(s: State, e: CardDrawn) -> State:
+    bit = 1 << e.card
+    if e.seat:
+        return s._replace(hand1=s.hand1 | bit, deck=s.deck[1:])
+    return s._replace(hand0=s.hand0 | bit, deck=s.deck[1:])
+
+
+def _on_card_returned(s: State, e: CardReturned) -> State:
+    seat, card = e.seat, e.card
+    bit = 1 << card
+    r = list(s.returned)
+    r[seat] |= bit
+    k = list(s.known)
+    # The other seat cannot see which card went under the deck, so a card it knew to be in
+    # this hand may now be in the deck: it is no longer publicly known.
+    k[seat] = 0
+    turn = 1 - seat if s.second < 0 else seat
+    if seat:
+        return s._replace(
+            phase=PHASE_PLAY,
+            turn=turn,
+            hand1=s.hand1 ^ bit,
+            deck=s.deck + (card,),
+            known=tuple(k),
+            returned=tuple(r),
+        )
+    return s._replace(
+        phase=PHASE_PLAY,
+        turn=turn,
+        hand0=s.hand0 ^ bit,
+        deck=s.deck + (card,),
+        known=tuple(k),
+        returned=tuple(r),
+    )
+
+
+def _on_round_scored(s: State, e: RoundScored) -> State:
+    game = s.game
+    record = (e.tricks, e.points, e.treasure, e.total)
+    game = game._replace(scores=e.scores, history=game.history + (record,))
+    # The round's Treasure is inside the new totals now.
+    return s._replace(turn=NOBODY, treasure=(0, 0), game=game)
+
+
+def _on_game_ended(s: State, e: GameEnded) -> State:
+    return s._replace(phase=PHASE_OVER, turn=NOBODY)
+
+
+# --- view ------------------------------------------------------------------------------------
+
+
+def view(state: State, seat: int | None) -> dict[str, Any]:
+    """What ``seat`` (None: a spectator) may know, JSON-ready; cards as ``{"suit", "rank"}``.
+
+    Public: phase, to_act, hand sizes, decree and trump, the trick, the last trick, tricks won,
+    scores and their history, the cards played this round, the cards publicly known to be in
+    each hand (``known_cards``; old decree cards taken by a Fox, until played or until that seat
+    uses a Woodcutter). Private to ``seat``: ``hand``, ``deck_known`` (the deck, top first, with
+    the cards this seat put under it and None for the others) and ``legal_commands``.
+    """
+    (
+        phase,
+        turn,
+        h0,
+        h1,
+        leader,
+        lead,
+        second,
+        played,
+        decree,
+        deck,
+        tricks,
+        treasure,
+        known,
+        returned,
+        last,
+        game,
+    ) = state
+    trick = []
+    if lead >= 0:
+        trick.append({"seat": leader, "card": card_json(lead)})
+    if second >= 0:
+        trick.append({"seat": 1 - leader, "card": card_json(second)})
+    last_trick = None
+    if last is not None:
+        cards = [
+            {"seat": last[0], "card": card_json(last[1])},
+            {"seat": 1 - last[0], "card": card_json(last[2])},
+        ]
+        last_trick = {"cards": cards, "winner": last[3]}
+    scores = [game.scores[0] + treasure[0], game.scores[1] + treasure[1]]
+    own = seat in (0, 1)
+    out: dict[str, Any] = {
+        "phase": PHASE_NAMES[phase],
+        "seat": seat if own else None,
+        "to_act": list(_TO_ACT[turn]),
+        "hand": _cards_json(h1 if seat else h0) if own else None,
+        "hand_sizes": [h0.bit_count(), h1.bit_count()],
+        "decree": card_json(decree) if decree >= 0 else None,
+        "trump": SUITS[decree // 11] if decree >= 0 else None,
+        "trick": trick,
+        "leader": leader,
+        "last_trick": last_trick,
+        "dealer": game.dealer,
+        "first_dealer": game.first_dealer,
+        "round": game.round,
+        "target": game.target,
+        "tricks_won": list(tricks),
+        "treasure": list(treasure),
+        "scores": scores,
+        "round_scores": [
+            {
+                "round": i + 1,
+                "tricks": list(t),
+                "points": list(p),
+                "treasure": list(tr),
+                "total": list(tot),
+            }
+            for i, (t, p, tr, tot) in enumerate(game.history)
+        ],
+        "deck_size": len(deck),
+        "played": _cards_json(played),
+        "known_cards": [_cards_json(known[0]), _cards_json(known[1])],
+        "opponent_known_cards": _cards_json(known[1 - seat]) if own else None,  # type: ignore[operator]
+        "deck_known": (
+            [card_json(c) if returned[seat] >> c & 1 else None for c in deck]  # type: ignore[index]
+            if own
+            else None
+        ),
+        "legal_commands": (
+            [command_to_json(c) for c in legal_commands(state, seat)] if own else []  # type: ignore[arg-type]
+        ),
+        "outcome": outcome(state),
+    }
+    return out
+
+
+# --- legal_commands --------------------------------------------------------------------------
+
+
+def legal_commands(state: State, seat: int) -> list[Any]:
+    """Every command ``seat`` may send now; empty when it is not theirs to act."""
+    if seat != state[1]:
+        return []
+    hand = state[3] if seat else state[2]
+    phase = state[0]
+    if phase == 0:  # PHASE_PLAY; 0x7FF is one suit's 11 bits (literals: this is the hot path)
+        lead = state[5]
+        if lead >= 0:
+            held = hand >> _FOLLOW_SHIFT[lead] & 0x7FF
+            if held:
+                if lead % 11 == 10:  # Monarch led: the 1 or the highest of the suit
+                    held = (held & 1) | (1 << (held.bit_length() - 1))
+                return list(_FOLLOW_PLAYS[lead][held])
+        p0, p1, p2 = _PLAYS
+        return [*p0[hand & 0x7FF], *p1[hand >> 11 & 0x7FF], *p2[hand >> 22]]
+    if phase == PHASE_FOX:
+        e0, e1, e2 = _EXCHANGES
+        return [KEEP_DECREE, *e0[hand & 0x7FF], *e1[hand >> 11 & 0x7FF], *e2[hand >> 22]]
+    if phase == PHASE_WOODCUTTER:
+        r0, r1, r2 = _RETURNS
+        return [*r0[hand & 0x7FF], *r1[hand >> 11 & 0x7FF], *r2[hand >> 22]]
+    return []
+
+
+def to_act(state: State) -> tuple[int, ...]:
+    """The seat that must send a command now (empty between rounds and after the game)."""
+    return _TO_ACT[state[1]]
+
+
+# --- outcome ---------------------------------------------------------------------------------
+
+
+def outcome(state: State) -> dict[str, Any] | None:
+    """None while the game runs; then scores, winners, ranks and whether it is a draw.
+
+    Most points wins; a tie goes to more points in the last round; still tied, both win.
+    """
+    if state[0] != PHASE_OVER:
+        return None
+    scores = list(state.game.scores)
+    last = list(state.game.history[-1][3]) if state.game.history else [0, 0]
+    ranks = base.ranks_from_scores(scores, last)
+    winners = [s for s in (0, 1) if ranks[s] == 1]
+    return {"scores": scores, "winners": winners, "ranks": ranks, "draw": len(winners) == 2}
+
+
+# --- redact, determinize, JSON ---------------------------------------------------------------
+
+
+def redact(event: Any, seat: int | None) -> dict[str, Any] | None:
+    """``event`` as JSON that ``seat`` (None: a spectator) may see.
+
+    The deal shows only the seat's own hand (``null`` for the other, and for both to a
+    spectator) and no deck order; a Woodcutter's drawn and returned card show as ``null`` to
+    everyone but the Woodcutter's owner. Nothing is hidden entirely.
+    """
+    doc = event_to_json(event)
+    kind = type(event)
+    if kind is RoundDealt:
+        data = doc["data"]
+        data["hands"] = [h if s == seat else None for s, h in enumerate(data["hands"])]
+        data["deck"] = None
+        data["deck_size"] = len(event.deck)
+    elif (kind is CardDrawn or kind is CardReturned) and event.seat != seat:
+        doc["data"]["card"] = None
+    return doc
+
+
+def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
+    """A full state that ``seat``, seeing ``view``, cannot tell from the real one.
+
+    The cards it cannot place (33 minus its hand, the decree, the played cards, its own cards
+    under the deck and the opponent's publicly known cards) are shuffled with ``rng`` and dealt
+    to the opponent's hand (besides its known cards) and the deck slots it does not know.
+    Raises ValueError if the view is inconsistent.
+    """
+    other = 1 - seat
+    own = mask_of([parse_card(c) for c in view["hand"]])
+    decree = parse_card(view["decree"]) if view.get("decree") is not None else -1
+    played = mask_of([parse_card(c) for c in view["played"]])
+    known = tuple(mask_of([parse_card(c) for c in k]) for k in view["known_cards"])
+    slots = [None if c is None else parse_card(c) for c in view["deck_known"]]
+    own_returns = mask_of([c for c in slots if c is not None])
+    placed = own | played | own_returns | known[other] | (1 << decree if decree >= 0 else 0)
+    if decree < 0:  # before the first deal nothing is placed
+        placed = ALL_CARDS
+    pool = list(rng.shuffle(cards_of(ALL_CARDS & ~placed)))
+    need = view["hand_sizes"][other] - known[other].bit_count()
+    free = slots.count(None)
+    if need < 0 or len(pool) != need + free:
+        raise ValueError("the view does not account for the 33 cards")
+    opponent = known[other] | mask_of(pool[:need])
+    rest = iter(pool[need:])
+    deck = tuple(next(rest) if c is None else c for c in slots)
+    trick = view["trick"]
+    lead = parse_card(trick[0]["card"]) if trick else -1
+    second = parse_card(trick[1]["card"]) if len(trick) > 1 else -1
+    last = view["last_trick"]
+    last_tuple = None
+    if last is not None:
+        lc = last["cards"]
+        last_tuple = (
+            lc[0]["seat"],
+            parse_card(lc[0]["card"]),
+            parse_card(lc[1]["card"]),
+            last["winner"],
+        )
+    treasure = (view["treasure"][0], view["treasure"][1])
+    history = tuple(
+        (tuple(r["tricks"]), tuple(r["points"]), tuple(r["treasure"]), tuple(r["total"]))
+        for r in view["round_scores"]
+    )
+    game = Game(
+        view["target"],
+        view["first_dealer"],
+        view["dealer"],
+        view["round"],
+        (view["scores"][0] - treasure[0], view["scores"][1] - treasure[1]),
+        history,
+    )  # type: ignore[arg-type]
+    hands = [0, 0]
+    hands[seat], hands[other] = own, opponent
+    returned = [0, 0]
+    returned[seat] = own_returns
+    to_act_ = view["to_act"]
+    return State(
+        phase=PHASE_NAMES.index(view["phase"]),
+        turn=to_act_[0] if to_act_ else NOBODY,
+        hand0=hands[0],
+        hand1=hands[1],
+        leader=view["leader"],
+        lead=lead,
+        second=second,
+        played=played,
+        decree=decree,
+        deck=deck,
+        tricks=(view["tricks_won"][0], view["tricks_won"][1]),
+        treasure=treasure,
+        known=known,  # type: ignore[arg-type]
+        returned=(returned[0], returned[1]),
+        last=last_tuple,
+        game=game,
+    )
+
+
+def command_to_json(command: Any) -> dict[str, Any]:
+    """Flat client JSON ``{"type": ..., "card": {"suit", "rank"}}`` (no card for keep)."""
+    if type(command) is KeepDecree:
+        return {"type": KeepDecree.TYPE}
+    return {"type": command.TYPE, "card": card_json(command.card)}
+
+
+def event_to_json(event: Any) -> dict[str, Any]:
+    """``{"type": ..., "data": {...}}`` with every card as ``{"suit", "rank"}``."""
+    data: dict[str, Any] = {}
+    for f in fields(event):
+        value = getattr(event, f.name)
+        depth = _CARD_FIELDS.get(f.name, 0)
+        if depth == 1:
+            value = card_json(value)
+        elif depth == 2:
+            value = [card_json(c) for c in value]
+        elif depth == 3:
+            value = [[card_json(c) for c in h] for h in value]
+        elif isinstance(value, tuple):
+            value = [list(v) if isinstance(v, tuple) else v for v in value]
+        data[f.name] = value
+    return {"type": event.TYPE, "data": data}
+
+
+def event_from_json(doc: Mapping[str, Any]) -> Any:
+    """The event ``event_to_json`` wrote. Raises KeyError/TypeError/ValueError if malformed."""
+    cls = EVENTS[doc["type"]]
+    values: dict[str, Any] = {}
+    for name, value in (doc.get("data") or {}).items():
+        depth = _CARD_FIELDS.get(name, 0)
+        if depth == 1:
+            value = parse_card(value)
+        elif depth == 2:
+            value = tuple(parse_card(c) for c in value)
+        elif depth == 3:
+            value = tuple(tuple(parse_card(c) for c in h) for h in value)
+        elif isinstance(value, list):
+            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+        values[name] = value
+    return cls(**values)
+
+
+# --- private helpers -------------------------------------------------------------------------
+
+_new = tuple.__new__  # builds a State from a tuple without NamedTuple's keyword __new__
+
+
+def _end_round(state: State, events: list[Any], won: TrickWon, rng: Rng) -> list[Any]:
+    """``events`` (ending with the 13th trick's ``won``) plus ``round_scored`` and the next
+    deal, or ``game_ended``."""
+    tricks = list(state.tricks)
+    treasure = list(state.treasure)
+    tricks[won.winner] += 1
+    treasure[won.winner] += won.points
+    points = (SCORE_BY_TRICKS[tricks[0]], SCORE_BY_TRICKS[tricks[1]])
+    total = (points[0] + treasure[0], points[1] + treasure[1])
+    game = state.game
+    scores = (game.scores[0] + total[0], game.scores[1] + total[1])
+    events.append(
+        RoundScored(
+            round=game.round,
+            tricks=(tricks[0], tricks[1]),
+            points=points,
+            treasure=(treasure[0], treasure[1]),
+            total=total,
+            scores=scores,
+        )
+    )
+    if max(scores) >= game.target:
+        ranks = base.ranks_from_scores(scores, total)
+        winners = tuple(s for s in (0, 1) if ranks[s] == 1)
+        events.append(
+            GameEnded(
+                scores=scores, winners=winners, ranks=(ranks[0], ranks[1]), draw=len(winners) == 2
+            )
+        )
+    else:
+        events.append(_deal_event(game.round + 1, 1 - game.dealer, _shuffle(rng)))
+    return events
+
+
+def _shuffle(rng: Rng) -> list[int]:
+    """Cards 0..32 in a uniformly random order from ONE draw of ``rng`` (one HMAC block, where
+    ``rng.shuffle`` would spend 32): ``k = rng.below(33!)``, then Fisher-Yates from the end with
+    ``k`` as the source of indices: for ``i`` from 32 down to 1, ``k, j = divmod(k, i + 1)`` and
+    swap positions ``i`` and ``j``. The map from ``k`` to the indices is a bijection onto every
+    Fisher-Yates choice sequence, so all 33! orders are equally likely."""
+    k = rng.below(_PERMUTATIONS)
+    out = list(range(CARD_COUNT))
+    for i in range(CARD_COUNT - 1, 0, -1):
+        k, j = divmod(k, i + 1)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def _deal_event(round_: int, dealer: int, shuffled: Sequence[int]) -> RoundDealt:
+    """The deal from a shuffled 0..32: seat 0 gets positions 0-12, seat 1 positions 13-25,
+    position 26 is the decree card, 27-32 the deck (top first)."""
+    return RoundDealt(
+        round=round_,
+        dealer=dealer,
+        hands=(tuple(sorted(shuffled[:13])), tuple(sorted(shuffled[13:26]))),
+        decree=shuffled[26],
+        deck=tuple(shuffled[27:]),
+    )
+
+
+def _parse_deal(deal: Any) -> tuple[dict[str, Any], int | None]:
+    """The ``deal`` option normalized (cards as JSON) and its dealer, or invalid_options."""
+    if not isinstance(deal, Mapping):
+        raise invalid_options("deal must be an object", deal="object")
+    unknown = sorted(set(deal) - {"dealer", "hands", "decree", "deck"})
+    if unknown:
+        raise invalid_options(
+            f"unknown deal key(s): {', '.join(map(str, unknown))}", deal=f"unknown keys {unknown}"
+        )
+    dealer = deal.get("dealer")
+    if dealer is not None and (type(dealer) is not int or dealer not in (0, 1)):
+        raise invalid_options("deal.dealer must be 0 or 1", deal="dealer must be 0 or 1")
+    hands, decree, deck = deal.get("hands"), deal.get("decree"), deal.get("deck")
+    if (
+        not isinstance(hands, Sequence)
+        or isinstance(hands, str)
+        or len(hands) != 2
+        or any(not isinstance(h, Sequence) or isinstance(h, str) or len(h) != 13 for h in hands)
+    ):
+        raise invalid_options(
+            "deal.hands must be two lists of 13 cards", deal="hands: two lists of 13 cards"
+        )
+    if not isinstance(deck, Sequence) or isinstance(deck, str) or len(deck) != DECK_SIZE:
+        raise invalid_options("deal.deck must be a list of 6 cards", deal="deck: 6 cards")
+    try:
+        h0 = [parse_card(c) for c in hands[0]]
+        h1 = [parse_card(c) for c in hands[1]]
+        dc = parse_card(decree)
+        dk = [parse_card(c) for c in deck]
+    except ValueError as exc:
+        raise invalid_options(f"deal: {exc}", deal=str(exc)) from None
+    if len(set(h0 + h1 + [dc] + dk)) != CARD_COUNT:
+        raise invalid_options(
+            "deal must use each of the 33 cards exactly once", deal="33 distinct cards"
+        )
+    normalized = {
+        "hands": [[card_json(c) for c in h0], [card_json(c) for c in h1]],
+        "decree": card_json(dc),
+        "deck": [card_json(c) for c in dk],
+    }
+    return normalized, dealer
+
+
+def _check_card_int(card: Any) -> None:
+    """Commands hold a valid card int, so ``decide`` need not check it on every call."""
+    if type(card) is not int or not 0 <= card < CARD_COUNT:
+        raise invalid_command("malformed card", card="an int 0..32 (suit * 11 + rank - 1)")
+
+
+def _not_to_act(state: State, seat: int) -> GameError:
+    if state[0] == PHASE_OVER:
+        return GameError(errors.GAME_OVER, "the game is over")
+    return GameError(errors.NOT_YOUR_TURN, f"it is not seat {seat!r}'s turn")
+
+
+def _wrong_command(phase: int, command: Any) -> GameError:
+    name = _type_name(command)
+    if phase == PHASE_FOX:
+        return illegal(
+            "pending_fox_decision",
+            f"{name}: your Fox is waiting for exchange_decree or keep_decree",
+        )
+    if phase == PHASE_WOODCUTTER:
+        return illegal(
+            "pending_woodcutter_return", f"{name}: your Woodcutter is waiting for return_card"
+        )
+    return illegal("wrong_phase", f"{name} is not possible now: play a card")
+
+
+def _monarch_answers(held: int) -> int:
+    """Of ``held`` (cards of the Monarch's suit), the 1 and the highest."""
+    return (held & -held & _ONES) | (1 << (held.bit_length() - 1))
+
+
+def _cards_json(mask: int) -> list[dict[str, Any]]:
+    return [card_json(c) for c in cards_of(mask)]
+
+
+def _card_name(card: int) -> str:
+    return f"{card % 11 + 1} of {SUITS[card // 11]}"
+
+
+def _type_name(command: Any) -> str:
+    return getattr(command, "TYPE", type(command).__name__)
+
+
+def _trick_winner(trump: int, lead: int, second: int) -> int:
+    """0 if the leader's card wins, 1 if the follower's (rules, not speed: builds the table)."""
+    lead_suit, lead_rank = divmod(lead, 11)
+    second_suit, second_rank = divmod(second, 11)
+    lone_witch = (lead_rank == WITCH - 1) != (second_rank == WITCH - 1)
+    # A lone Witch counts as trump; two 9s cancel and are plain cards.
+    lead_trump = lead_suit == trump or (lone_witch and lead_rank == WITCH - 1)
+    second_trump = second_suit == trump or (lone_witch and second_rank == WITCH - 1)
+    if lead_trump or second_trump:
+        if lead_trump and second_trump:
+            return 1 if second_rank > lead_rank else 0
+        return 1 if second_trump else 0
+    return 1 if second_suit == lead_suit and second_rank > lead_rank else 0
+
+
+def _trick_table() -> tuple[tuple[TrickWon, ...], ...]:
+    """``[leader * 33 + decree][lead * 33 + second]`` -> the (shared) TrickWon event."""
+    cache: dict[tuple[int, int, int], TrickWon] = {}
+    rows = []
+    for leader in (0, 1):
+        by_trump = []
+        for trump in range(3):
+            row = []
+            for lead in range(CARD_COUNT):
+                for second in range(CARD_COUNT):
+                    follower_wins = _trick_winner(trump, lead, second)
+                    winner = 1 - leader if follower_wins else leader
+                    loser_card = lead if follower_wins else second
+                    # A Swan's owner who loses the trick leads the next one (also with 2 Swans).
+                    nxt = 1 - winner if loser_card % 11 == SWAN - 1 else winner
+                    points = (lead % 11 == TREASURE - 1) + (second % 11 == TREASURE - 1)
+                    key = (winner, points, nxt)
+                    if key not in cache:
+                        cache[key] = TrickWon(winner=winner, points=points, next_leader=nxt)
+                    row.append(cache[key])
+            by_trump.append(tuple(row))
+        rows.extend(by_trump[decree // 11] for decree in range(CARD_COUNT))
+    return tuple(rows)
+
+
+def _by_suit(commands: Sequence[Any]) -> list[list[tuple[Any, ...]]]:
+    """``[suit][11-bit mask of ranks]`` -> the commands (one per card) of those cards."""
+    return [
+        [tuple(commands[suit * 11 + r] for r in range(11) if m >> r & 1) for m in range(1 << 11)]
+        for suit in range(3)
+    ]
+
+
+def _after_play(seat: int, card: int) -> tuple[int, int]:
+    """(phase, seat to act) right after ``seat`` plays ``card``: its owner resolves a Fox or a
+    Woodcutter; otherwise the other seat (for a trick's 2nd card, trick_won then decides)."""
+    rank = card % 11 + 1
+    if rank == FOX:
+        return PHASE_FOX, seat
+    if rank == WOODCUTTER:
+        return PHASE_WOODCUTTER, seat
+    return PHASE_PLAY, 1 - seat
+
+
+KEEP_DECREE = KeepDecree()
+# One shared command object per card; parse_command and legal_commands hand these out.
+PLAY = tuple(Play(card=c) for c in range(CARD_COUNT))
+EXCHANGE = tuple(ExchangeDecree(card=c) for c in range(CARD_COUNT))
+RETURN = tuple(ReturnCard(card=c) for c in range(CARD_COUNT))
+_PERMUTATIONS = math.factorial(CARD_COUNT)
+_BIT = {c: 1 << c for c in range(CARD_COUNT)}
+_SHIFT = (0, 11, 22)
+_SUIT_MASK_OF = tuple(_SUIT_BITS << (11 * (c // 11)) for c in range(CARD_COUNT))
+_ONES = 1 | 1 << 11 | 1 << 22  # the Swans (rank 1) of every suit
+_TO_ACT: tuple[tuple[int, ...], ...] = ((0,), (1,), ())
+_PLAYS = _by_suit(PLAY)
+_EXCHANGES = _by_suit(EXCHANGE)
+_RETURNS = _by_suit(RETURN)
+# For a led card: the Play tables of its suit, and the shift that brings its suit to bits 0-10.
+_FOLLOW_PLAYS = tuple(_PLAYS[c // 11] for c in range(CARD_COUNT))
+_FOLLOW_SHIFT = tuple(11 * (c // 11) for c in range(CARD_COUNT))
+_AFTER_PLAY = tuple(tuple(_after_play(s, c) for c in range(CARD_COUNT)) for s in (0, 1))
+_TRICK_RESULT = _trick_table()
+_CARD_PLAYED = tuple(tuple(CardPlayed(seat=s, card=c) for c in range(CARD_COUNT)) for s in (0, 1))
+_CARD_DRAWN = tuple(tuple(CardDrawn(seat=s, card=c) for c in range(CARD_COUNT)) for s in (0, 1))
+_CARD_RETURNED = tuple(
+    tuple(CardReturned(seat=s, card=c) for c in range(CARD_COUNT)) for s in (0, 1)
+)
+_DECREE_KEPT = (DecreeKept(seat=0), DecreeKept(seat=1))
+_CARD_COMMANDS: dict[str, tuple[Any, ...]] = {
+    Play.TYPE: PLAY,
+    ExchangeDecree.TYPE: EXCHANGE,
+    ReturnCard.TYPE: RETURN,
+}
+# Event fields holding cards: 1 = a card, 2 = a list of cards, 3 = a list of lists of cards.
+_CARD_FIELDS = {"card": 1, "old": 1, "decree": 1, "deck": 2, "hands": 3}
+_EVOLVERS: dict[type, Any] = {
+    GameStarted: _on_game_started,
+    RoundDealt: _on_round_dealt,
+    DecreeExchanged: _on_decree_exchanged,
+    DecreeKept: _on_decree_kept,
+    CardDrawn: _on_card_drawn,
+    CardReturned: _on_card_returned,
+    RoundScored: _on_round_scored,
+    GameEnded: _on_game_ended,
+}

@@ -1,0 +1,702 @@
+"""Isle of Skye: options, setup, decide, legal commands, views, outcome, determinize.
+
+Round flow (phases that wait for players are ``prices``, ``buying`` and ``building``; the
+others run inside ``decide`` as soon as the previous phase ends, each recorded by events):
+
+1. income (``income_paid``);
+2. each seat draws 3 tiles, face up (``tiles_drawn``), then ``prices``: SIMULTANEOUS and secret,
+   every seat with tiles sends ``set_prices`` (axe on one tile, at least 1 gold on each other,
+   total at most its gold); nobody sees another seat's axe or prices until all have set them
+   (``prices_revealed``);
+3. the axed tiles go back into the bag (``tiles_discarded``);
+4. ``buying``: from the start player clockwise, each seat buys one tile of ANOTHER seat's offer
+   (the buyer pays the price to the seller, who also takes back the gold they put on it) or
+   passes; then each seat keeps its unsold tiles and their gold goes to the bank;
+5. ``building``: SIMULTANEOUS, each seat places its received tiles one ``place`` at a time in
+   any order; when none of a seat's remaining tiles has a legal spot they go back into the bag
+   (``tile_returned``) — a tile that only fits once another one is placed is waited for;
+6. the round's scoring tiles score (``round_scored``); the start player passes left (the next
+   seat), and the next round starts. After the last round: scrolls and gold (``game_scored``)
+   and ``game_ended``.
+
+Short bag (never happens with the real tile count, handled anyway): seats draw one at a time in
+turn order from the start player until the bag is empty; a seat with fewer than 3 tiles still
+axes one of them and prices the rest; a seat with none sits the price phase out.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from shared.games.base import command_json, from_json, ranks_from_scores, to_json
+from shared.games.errors import GAME_OVER, NOT_YOUR_TURN, GameError, illegal, invalid_options
+from shared.games.rng import Rng
+from shared.games.skye import messages as m
+from shared.games.skye import scoring
+from shared.games.skye.data import (
+    CASTLE_IDS,
+    LANDSCAPE_IDS,
+    LETTERS,
+    SCORING,
+    SCORING_TILES,
+    TILES,
+    schedule,
+    scoring_tile_id,
+)
+from shared.games.skye.state import Player, State, evolve
+from shared.games.skye.territory import Territory
+
+NAME = "skye"
+MIN_SEATS = 2
+MAX_SEATS = 5
+TILES_PER_SEAT = 3
+VARIANT_MAX_SEATS = 3
+
+OPTION_KEYS = ("scoring_tiles", "first_player", "advanced_variant")
+
+
+def rounds_for(seats: int) -> int:
+    """6 rounds, 5 with 5 players."""
+    return len(schedule(seats))
+
+
+# -- options and setup ------------------------------------------------------------------------
+
+
+def parse_options(seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated options with defaults:
+
+    * ``scoring_tiles``: 4 scoring tiles for A..D (ids such as ``"sheep"`` or indices 0..15, as
+      a list in A..D order or an object ``{"A": ..., "D": ...}``); None: drawn at random;
+    * ``first_player``: the seat that starts; None: drawn at random;
+    * ``advanced_variant``: the Czech book's 2–3 player variant (one extra tile per round).
+    """
+    if not isinstance(seats, int) or not MIN_SEATS <= seats <= MAX_SEATS:
+        raise invalid_options(f"Isle of Skye is for {MIN_SEATS}-{MAX_SEATS} players", seats=seats)
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(OPTION_KEYS))
+    if unknown:
+        raise invalid_options(
+            f"unknown options {unknown}", **{k: "unknown option" for k in unknown}
+        )
+    out: dict[str, Any] = {"scoring_tiles": None, "first_player": None, "advanced_variant": False}
+
+    raw = options.get("scoring_tiles")
+    if raw is not None:
+        if isinstance(raw, Mapping):
+            if sorted(raw) != list(LETTERS):
+                raise invalid_options("scoring_tiles needs keys A, B, C, D", scoring_tiles=raw)
+            raw = [raw[k] for k in LETTERS]
+        if not isinstance(raw, list | tuple) or len(raw) != len(LETTERS):
+            raise invalid_options("scoring_tiles: 4 scoring tiles for A..D", scoring_tiles=raw)
+        ids = [scoring_tile_id(v) for v in raw]
+        if any(i is None for i in ids):
+            raise invalid_options("unknown scoring tile", scoring_tiles=raw)
+        if len(set(ids)) != len(ids):
+            raise invalid_options("scoring tiles must differ", scoring_tiles=raw)
+        out["scoring_tiles"] = ids
+
+    first = options.get("first_player")
+    if first is not None:
+        if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < seats:
+            raise invalid_options("first_player: a seat number", first_player=first)
+        out["first_player"] = first
+
+    variant = options.get("advanced_variant", False)
+    if not isinstance(variant, bool):
+        raise invalid_options("advanced_variant: true or false", advanced_variant=variant)
+    if variant and seats > VARIANT_MAX_SEATS:
+        raise invalid_options(
+            "the advanced variant is for 2 and 3 players", advanced_variant=variant
+        )
+    out["advanced_variant"] = variant
+    return out
+
+
+def setup(seats: int, options: Mapping[str, Any], rng: Rng) -> list[Any]:
+    """``game_started`` (castles, scoring tiles, start player) and round 1 up to the prices."""
+    opts = parse_options(seats, options)
+    tiles = opts["scoring_tiles"]
+    if tiles is None:
+        tiles = list(rng.shuffle([s.id for s in SCORING_TILES])[: len(LETTERS)])
+    first = opts["first_player"]
+    if first is None:
+        first = rng.below(seats)
+    start = m.GameStarted(
+        seats=seats,
+        rounds=rounds_for(seats),
+        castles=tuple(CASTLE_IDS[:seats]),
+        scoring_tiles=tuple(tiles),
+        first_player=first,
+        advanced_variant=opts["advanced_variant"],
+    )
+    state = evolve(None, start)
+    events: list[Any] = [start]
+    events += _run(state, _start_round(state, 1, first, rng), rng)
+    return events
+
+
+# -- automatic steps --------------------------------------------------------------------------
+
+
+def _run(state: State, events: list[Any], rng: Rng) -> list[Any]:
+    """``events`` followed by every automatic event they lead to (until players must act)."""
+    out = list(events)
+    for e in events:
+        state = evolve(state, e)
+    while True:
+        step = _auto(state, rng)
+        if not step:
+            return out
+        for e in step:
+            state = evolve(state, e)
+        out += step
+
+
+def income(state: State) -> m.IncomePaid:
+    """Phase 1 for every seat: castle 5, +1 per whisky tile joined to the castle by road,
+    from round 3 the round's amount per player ahead on the score track."""
+    scores = [p.score for p in state.players]
+    castle = tuple(scoring.castle_income(p.territory) for p in state.players)
+    whisky = tuple(scoring.connected_whisky_tiles(p.territory) for p in state.players)
+    catch = tuple(scoring.catch_up(state.round, scores, i) for i in range(state.seats))
+    gold = tuple(c + w + k for c, w, k in zip(castle, whisky, catch, strict=True))
+    return m.IncomePaid(round=state.round, gold=gold, castle=castle, whisky=whisky, catch_up=catch)
+
+
+def _start_round(state: State, round_no: int, start: int, rng: Rng) -> list[Any]:
+    started = m.RoundStarted(round=round_no, start_player=start)
+    s = evolve(state, started)
+    paid = income(s)
+    bag = list(s.bag)
+    hands: list[list[str]] = [[] for _ in range(s.seats)]
+    # Each seat draws its 3 in turn order; with a short bag the last seats get fewer.
+    for i in range(s.seats):
+        seat = (start + i) % s.seats
+        for _ in range(TILES_PER_SEAT):
+            if bag:
+                hands[seat].append(bag.pop(rng.below(len(bag))))
+    extra = None
+    if s.advanced_variant and bag:
+        extra = bag.pop(rng.below(len(bag)))
+    drawn = m.TilesDrawn(
+        round=round_no,
+        tiles=tuple(tuple(h) for h in hands),
+        extra=extra,
+        extra_price=round_no + 1 if extra else 0,
+    )
+    return [started, paid, drawn, m.PhaseStarted(phase="prices")]
+
+
+def _stuck(p: Player) -> bool:
+    return bool(p.to_place) and not any(p.territory.has_spot(t) for t in set(p.to_place))
+
+
+def _round_points(state: State) -> m.RoundScored:
+    letters = schedule(state.seats)[state.round - 1]
+    territories = [p.territory for p in state.players]
+    golds = [p.gold for p in state.players]
+    points: list[dict[str, int]] = [{} for _ in range(state.seats)]
+    for letter in letters:
+        tile = state.scoring_tiles[LETTERS.index(letter)]
+        for seat, pts in enumerate(scoring.score_tile(tile, territories, golds)):
+            points[seat][letter] = pts
+    return m.RoundScored(round=state.round, points=tuple(points))
+
+
+def final_scoring(state: State) -> list[Any]:
+    """Scrolls and gold, then ``game_ended`` with the result."""
+    scrolls = tuple(scoring.scroll_points(p.territory) for p in state.players)
+    gold = tuple(scoring.gold_points(p.gold) for p in state.players)
+    scored = m.GameScored(scrolls=scrolls, gold=gold)
+    after = evolve(state, scored)
+    result = _result(after)
+    return [
+        scored,
+        m.GameEnded(
+            scores=tuple(result["scores"]),
+            tiebreak=tuple(result["tiebreak"]),
+            winners=tuple(result["winners"]),
+            ranks=tuple(result["ranks"]),
+            draw=result["draw"],
+        ),
+    ]
+
+
+def _auto(state: State, rng: Rng) -> list[Any]:
+    """The next automatic events, or [] when players must act (or the game is over)."""
+    phase = state.phase
+    if phase == "prices" and all(p.prices_set for p in state.players):
+        offers = tuple(
+            {"seat": i, "discard": p.discard, "prices": dict(p.offer)}
+            for i, p in enumerate(state.players)
+        )
+        axed = tuple(sorted(p.discard for p in state.players if p.discard))
+        return [
+            m.PricesRevealed(offers=offers),
+            m.TilesDiscarded(tiles=axed),
+            m.PhaseStarted(phase="buying"),
+        ]
+    if phase == "buying" and state.buyer is None:
+        return [
+            m.UnsoldTilesKept(
+                tiles=tuple(p.drawn for p in state.players),
+                gold_lost=tuple(p.staked for p in state.players),
+            ),
+            m.PhaseStarted(phase="building"),
+        ]
+    if phase == "building":
+        returned = [
+            m.TileReturned(seat=i, tile=t)
+            for i, p in enumerate(state.players)
+            if _stuck(p)
+            for t in p.to_place
+        ]
+        if returned:
+            return returned
+        if not any(p.to_place for p in state.players):
+            return [_round_points(state)]
+        return []
+    if phase == "scored":
+        if state.extra is not None:
+            return [m.ExtraTileReturned(tile=state.extra)]
+        if state.round >= state.rounds:
+            return final_scoring(state)
+        return _start_round(state, state.round + 1, (state.start_player + 1) % state.seats, rng)
+    return []
+
+
+# -- decide -----------------------------------------------------------------------------------
+
+
+def _check_prices(p: Player, cmd: m.SetPrices) -> None:
+    drawn = set(p.drawn)
+    if cmd.discard is None:
+        raise illegal("discard_required", "put the axe on one of your drawn tiles")
+    if cmd.discard not in drawn:
+        raise illegal("not_your_tile", f"you did not draw {cmd.discard}")
+    for tile, price in cmd.prices.items():
+        if tile == cmd.discard:
+            raise illegal("discard_priced", f"{tile} carries the axe; it cannot have a price")
+        if tile not in drawn:
+            raise illegal("not_your_tile", f"you did not draw {tile}")
+        if price < 1:
+            raise illegal("price_too_low", f"{tile} needs at least 1 gold")
+    missing = sorted(drawn - {cmd.discard} - set(cmd.prices))
+    if missing:
+        raise illegal("missing_price", f"set a price on {', '.join(missing)}")
+    total = sum(cmd.prices.values())
+    if total > p.gold:
+        raise illegal("not_enough_gold", f"prices total {total} but you have {p.gold} gold")
+
+
+def _offer_owner(state: State, tile: str) -> int | None:
+    for i, p in enumerate(state.players):
+        if p.price_of(tile) is not None:
+            return i
+    return None
+
+
+def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
+    """The events ``command`` by ``seat`` causes (and the automatic phases after it)."""
+    if state.phase == "over":
+        raise GameError(GAME_OVER, "the game is over")
+    if not isinstance(seat, int) or not 0 <= seat < state.seats:
+        raise GameError(NOT_YOUR_TURN, f"no seat {seat} in this game")
+    p = state.players[seat]
+    events: list[Any]
+    if isinstance(command, m.SetPrices):
+        if state.phase != "prices":
+            raise illegal("wrong_phase", f"prices are set in the price phase, not {state.phase}")
+        if p.prices_set:
+            raise illegal("already_set", "you already set your prices this round")
+        _check_prices(p, command)
+        ordered = {t: command.prices[t] for t in p.drawn if t in command.prices}
+        events = [m.PricesSet(seat=seat, discard=command.discard, prices=ordered)]
+    elif isinstance(command, m.Buy | m.Pass):
+        if state.phase != "buying":
+            raise illegal("wrong_phase", f"tiles are bought in the buying phase, not {state.phase}")
+        if state.buyer != seat:
+            raise GameError(NOT_YOUR_TURN, f"it is seat {state.buyer}'s turn to buy")
+        if isinstance(command, m.Pass):
+            events = [m.Passed(seat=seat)]
+        elif command.tile == state.extra:
+            if state.extra_price > p.gold:
+                raise illegal(
+                    "not_enough_gold",
+                    f"the extra tile costs {state.extra_price}, you have {p.gold}",
+                )
+            events = [
+                m.TileBought(seat=seat, tile=command.tile, seller=None, price=state.extra_price)
+            ]
+        else:
+            owner = _offer_owner(state, command.tile)
+            if owner is None:
+                raise illegal("not_offered", f"{command.tile} is not for sale")
+            if owner == seat:
+                raise illegal("own_tile", "you cannot buy your own tile")
+            price = state.players[owner].price_of(command.tile) or 0
+            if price > p.gold:
+                raise illegal("not_enough_gold", f"{command.tile} costs {price}, you have {p.gold}")
+            events = [m.TileBought(seat=seat, tile=command.tile, seller=owner, price=price)]
+    elif isinstance(command, m.Place):
+        if state.phase != "building":
+            raise illegal(
+                "wrong_phase", f"tiles are placed in the building phase, not {state.phase}"
+            )
+        if not p.to_place:
+            raise GameError(NOT_YOUR_TURN, "you have no tile to place")
+        if command.tile not in p.to_place:
+            raise illegal("not_your_tile", f"{command.tile} is not among your tiles to place")
+        why = p.territory.check(command.tile, command.x, command.y, command.rotation)
+        if why is not None:
+            raise illegal(why, _PLACE_DETAIL[why])
+        events = [
+            m.TilePlaced(
+                seat=seat,
+                tile=command.tile,
+                x=command.x,
+                y=command.y,
+                rotation=command.rotation,
+            )
+        ]
+    else:
+        raise illegal("unknown_command", f"not an Isle of Skye command: {command!r}")
+    return _run(state, events, rng)
+
+
+_PLACE_DETAIL = {
+    "occupied": "a tile already lies there",
+    "no_contact": "a tile must touch your territory along an edge",
+    "terrain_mismatch": "every touching edge must show the same terrain",
+}
+
+# -- queries ----------------------------------------------------------------------------------
+
+
+def to_act(state: State) -> tuple[int, ...]:
+    """Seats that must send a command now: all who still set prices; the buyer; every seat
+    with tiles to place."""
+    if state.phase == "prices":
+        return tuple(i for i, p in enumerate(state.players) if not p.prices_set)
+    if state.phase == "buying":
+        return () if state.buyer is None else (state.buyer,)
+    if state.phase == "building":
+        return tuple(i for i, p in enumerate(state.players) if p.to_place)
+    return ()
+
+
+def buy_options(state: State, seat: int) -> list[m.Buy]:
+    """Every tile ``seat`` may buy now (other seats' offers and the extra tile it can afford)."""
+    if state.buyer != seat:
+        return []
+    gold = state.players[seat].gold
+    out = [
+        m.Buy(tile=t)
+        for i, p in enumerate(state.players)
+        if i != seat
+        for t, price in p.offer
+        if price <= gold
+    ]
+    if state.extra is not None and state.extra_price <= gold:
+        out.append(m.Buy(tile=state.extra))
+    return out
+
+
+def legal_commands(state: State, seat: int) -> list[Any]:
+    """Every command ``seat`` may send now. In the price phase: one ``SetPricesTemplate``
+    (tiles to price, gold available, minimum price 1), because price splits are not listed."""
+    if state.phase == "over" or not 0 <= seat < state.seats:
+        return []
+    p = state.players[seat]
+    if state.phase == "prices":
+        if p.prices_set:
+            return []
+        return [m.SetPricesTemplate(tiles=p.drawn, gold=p.gold)]
+    if state.phase == "buying":
+        if state.buyer != seat:
+            return []
+        return [*buy_options(state, seat), m.Pass()]
+    if state.phase == "building":
+        out: list[Any] = []
+        for tile in dict.fromkeys(p.to_place):
+            for x, y, r in p.territory.legal_spots(tile):
+                out.append(m.Place(tile=tile, x=x, y=y, rotation=r))
+        return out
+    return []
+
+
+def _result(state: State) -> dict[str, Any]:
+    scores = [p.score for p in state.players]
+    tiebreak = [scoring.leftover_gold(p.gold) for p in state.players]
+    ranks = ranks_from_scores(scores, tiebreak)
+    winners = [i for i, r in enumerate(ranks) if r == 1]
+    return {
+        "scores": scores,
+        "tiebreak": tiebreak,
+        "winners": winners,
+        "ranks": ranks,
+        "draw": len(winners) > 1,
+    }
+
+
+def outcome(state: State) -> dict[str, Any] | None:
+    """None while the game runs; then scores, winners, ranks (ties broken by leftover gold,
+    i.e. the coins not turned into points), ``draw`` and the ``tiebreak`` values."""
+    if state.phase != "over":
+        return None
+    return _result(state)
+
+
+# -- JSON -------------------------------------------------------------------------------------
+
+
+def command_to_json(command: Any) -> dict[str, Any]:
+    """Flat client JSON ``{"type": ..., field: ...}``."""
+    return command_json(command)
+
+
+def event_to_json(event: Any) -> dict[str, Any]:
+    """``{"type": ..., "data": {...}}``."""
+    return to_json(event)
+
+
+def event_from_json(doc: Mapping[str, Any]) -> Any:
+    """The event ``event_to_json`` wrote."""
+    return from_json(m.EVENTS, doc)
+
+
+def redact(event: Any, seat: int | None) -> dict[str, Any] | None:
+    """The event as ``seat`` sees it: another seat's ``prices_set`` shows only who set them
+    (axe and prices stay secret until ``prices_revealed``); everything else is public."""
+    if isinstance(event, m.PricesSet) and seat != event.seat:
+        return {"type": event.TYPE, "data": {"seat": event.seat}}
+    return to_json(event)
+
+
+# -- view -------------------------------------------------------------------------------------
+
+
+def _hidden(state: State, seat: int | None, other: int) -> bool:
+    """Whether ``other``'s axe, prices and gold in hand are secret from ``seat``."""
+    return state.phase == "prices" and not state.revealed and seat != other
+
+
+def _player_view(state: State, seat: int | None, i: int) -> dict[str, Any]:
+    p = state.players[i]
+    hidden = _hidden(state, seat, i)
+    breakdown: dict[str, Any] = {
+        "rounds": [{"round": r + 1, "points": dict(pts)} for r, pts in enumerate(p.round_points)],
+        "scrolls": dict(p.scroll_points),
+        "gold": p.gold_points,
+    }
+    return {
+        "seat": i,
+        "castle": p.castle,
+        "territory": [pl.to_json() for pl in p.territory.placements],
+        # Gold held, counting gold lying on own offered tiles (public total: what was set on
+        # the tiles is not revealed by it).
+        "gold": p.gold + p.staked,
+        "free_gold": None if hidden else p.gold,
+        "score": p.score,
+        "score_breakdown": breakdown,
+        "prices_set": p.prices_set,
+        "drawn": list(p.drawn),
+        "discard": None if hidden else p.discard,
+        "offer": None if hidden or (not p.prices_set and p.drawn) else dict(p.offer),
+        "to_place": list(p.to_place),
+    }
+
+
+def view(state: State, seat: int | None) -> dict[str, Any]:
+    """What ``seat`` (None: a spectator) may know, JSON-ready.
+
+    Keys: ``game``, ``seat``, ``phase``, ``round``, ``rounds``, ``start_player``,
+    ``scoring_tiles`` ([{letter, id, name, definition, rounds}]), ``schedule``,
+    ``advanced_variant``, ``revealed``, ``current_buyer``, ``extra_tile`` ({tile, price} or
+    None), ``players`` (per seat: seat, castle, territory, gold, free_gold, score,
+    score_breakdown, prices_set, drawn, discard, offer, to_place), the viewer's own ``drawn``,
+    ``discard``, ``offer``, ``to_place``, ``bag_size``, ``scores``, ``to_act``,
+    ``legal_commands`` (client JSON) and ``outcome``.
+    """
+    sched = schedule(state.seats)
+    players = [_player_view(state, seat, i) for i in range(state.seats)]
+    mine = players[seat] if seat is not None and 0 <= seat < state.seats else None
+    return {
+        "game": NAME,
+        "seat": seat,
+        "phase": state.phase,
+        "round": state.round,
+        "rounds": state.rounds,
+        "start_player": state.start_player,
+        "scoring_tiles": [
+            {
+                "letter": letter,
+                "id": tid,
+                "name": SCORING[tid].name,
+                "definition": SCORING[tid].definition,
+                "rounds": [r + 1 for r, ls in enumerate(sched) if letter in ls],
+            }
+            for letter, tid in zip(LETTERS, state.scoring_tiles, strict=True)
+        ],
+        "schedule": [list(ls) for ls in sched],
+        "advanced_variant": state.advanced_variant,
+        "revealed": state.revealed,
+        "current_buyer": state.buyer,
+        "extra_tile": (
+            {"tile": state.extra, "price": state.extra_price} if state.extra is not None else None
+        ),
+        "players": players,
+        "drawn": mine["drawn"] if mine else None,
+        "discard": mine["discard"] if mine else None,
+        "offer": mine["offer"] if mine else None,
+        "to_place": mine["to_place"] if mine else None,
+        "bag_size": len(state.bag),
+        "scores": [p.score for p in state.players],
+        "to_act": list(to_act(state)),
+        "legal_commands": (
+            [command_to_json(c) for c in legal_commands(state, seat)] if mine else []
+        ),
+        "outcome": outcome(state),
+    }
+
+
+# -- bots -------------------------------------------------------------------------------------
+
+
+def random_prices(tiles: list[str], gold: int, rng: random.Random) -> dict[str, Any]:
+    """A uniformly random legal ``set_prices`` command for ``tiles`` and ``gold``.
+
+    The axe is uniform over the tiles; the prices uniform over all vectors of integers >= 1
+    with sum <= gold (rejection sampling; with 2 prices about half the draws are kept). Every
+    axe choice has the same number of price vectors, so the command is uniform overall.
+    """
+    if not tiles:
+        return {"type": "set_prices", "discard": None, "prices": {}}
+    discard = rng.choice(tiles)
+    rest = [t for t in tiles if t != discard]
+    if len(rest) > gold:  # cannot happen (income is at least 5); price nothing impossible
+        raise GameError(NOT_YOUR_TURN, "not enough gold to price the tiles")
+    while True:
+        values = [rng.randint(1, max(gold, 1)) for _ in rest]
+        if sum(values) <= gold:
+            break
+    return {
+        "type": "set_prices",
+        "discard": discard,
+        "prices": dict(zip(rest, values, strict=True)),
+    }
+
+
+def random_command(view: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A uniformly random legal command (client JSON) for the seat whose ``view`` this is."""
+    seat = view.get("seat")
+    if seat is None:
+        raise GameError(NOT_YOUR_TURN, "a spectator cannot act")
+    me = view["players"][seat]
+    if view["phase"] == "prices" and not me["prices_set"]:
+        return random_prices(list(me["drawn"]), me["free_gold"], rng)
+    options = view.get("legal_commands") or []
+    if not options:
+        raise GameError(NOT_YOUR_TURN, "nothing to do now")
+    return dict(rng.choice(options))
+
+
+# -- determinize ------------------------------------------------------------------------------
+
+
+def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
+    """A full state consistent with ``view``: another seat's unrevealed axe and prices are
+    drawn at random within its gold; the bag is every landscape tile not seen elsewhere."""
+    seen: set[str] = set()
+    players: list[Player] = []
+    for pv in view["players"]:
+        placements = [(pl["tile"], pl["x"], pl["y"], pl["rotation"]) for pl in pv["territory"]]
+        drawn = tuple(pv["drawn"])
+        discard = pv["discard"]
+        gold_total = pv["gold"]
+        if pv["prices_set"] and pv["offer"] is None and drawn:
+            # Hidden: invent an axe and prices the seat could have set.
+            guess = random_prices(list(drawn), gold_total, _PyRng(rng))
+            discard = guess["discard"]
+            offer = tuple((t, guess["prices"][t]) for t in drawn if t in guess["prices"])
+        else:
+            offer = tuple((t, pv["offer"][t]) for t in drawn if pv["offer"] and t in pv["offer"])
+        staked = sum(p for _, p in offer)
+        bd = pv["score_breakdown"]
+        players.append(
+            Player(
+                castle=pv["castle"],
+                territory=Territory.of(*placements),
+                gold=gold_total - staked,
+                score=pv["score"],
+                round_points=tuple(tuple(r["points"].items()) for r in bd["rounds"]),
+                scroll_points=tuple(bd["scrolls"].items()),
+                gold_points=bd["gold"],
+                drawn=drawn,
+                discard=discard,
+                offer=offer,
+                prices_set=pv["prices_set"],
+                to_place=tuple(pv["to_place"]),
+            )
+        )
+        seen.update(pl[0] for pl in placements)
+        seen.update(drawn)
+        seen.update(pv["to_place"])
+    extra = view["extra_tile"]
+    if extra is not None:
+        seen.add(extra["tile"])
+    n = len(players)
+    buyer = view["current_buyer"]
+    start = view["start_player"]
+    buys_done = 0
+    if view["phase"] == "buying":
+        buys_done = n if buyer is None else (buyer - start) % n
+    return State(
+        seats=n,
+        rounds=view["rounds"],
+        scoring_tiles=tuple(t["id"] for t in view["scoring_tiles"]),
+        advanced_variant=view["advanced_variant"],
+        players=tuple(players),
+        bag=tuple(sorted(set(LANDSCAPE_IDS) - seen)),
+        round=view["round"],
+        phase=view["phase"],
+        start_player=start,
+        revealed=view["revealed"],
+        buys_done=buys_done,
+        extra=extra["tile"] if extra else None,
+        extra_price=extra["price"] if extra else 0,
+    )
+
+
+class _PyRng(random.Random):
+    """``random.Random`` seeded from the game ``Rng`` (so determinize stays replayable)."""
+
+    def __init__(self, rng: Rng) -> None:
+        super().__init__(rng.below(1 << 62))
+
+
+def tile_locations(state: State) -> dict[str, str]:
+    """Where each landscape tile is: ``bag``, ``offer:<seat>``, ``extra``, ``to_place:<seat>``
+    or ``territory:<seat>`` (tests check every tile is in exactly one)."""
+    where: dict[str, list[str]] = {t: [] for t in LANDSCAPE_IDS}
+    for t in state.bag:
+        where[t].append("bag")
+    if state.extra is not None:
+        where[state.extra].append("extra")
+    for i, p in enumerate(state.players):
+        for t in p.drawn:
+            where[t].append(f"offer:{i}")
+        for t in p.to_place:
+            where[t].append(f"to_place:{i}")
+        for pl in p.territory.placements:
+            if not TILES[pl.tile].castle:
+                where[pl.tile].append(f"territory:{i}")
+    out = {}
+    for t, places in where.items():
+        if len(places) != 1:
+            raise AssertionError(f"tile {t} is in {places}")
+        out[t] = places[0]
+    return out

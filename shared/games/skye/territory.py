@@ -1,0 +1,305 @@
+"""A clan territory: tiles on a square grid, placement legality, terrain areas and roads.
+
+Coordinates: ``x`` grows east, ``y`` grows north; the castle starts at (0, 0). Rotation is in
+degrees clockwise (0, 90, 180, 270). Two tiles touch when they share an edge; every touching
+edge must show the same terrain (roads need not match).
+
+An *area* is the union of the printed regions of the tiles joined across touching edges (two
+regions on neighbouring tiles that meet at a shared edge have the same terrain, because
+placement made the edges match). An area is *completed* when no region of it touches an edge
+without a neighbour: it is closed on all sides by other terrain. A region enclosed inside one
+tile is a completed area on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from shared.games.skye.data import OFFSETS, ROTATIONS, TILES, Orientation, TileDef
+
+Cell = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Placement:
+    """A tile put at (x, y), turned ``rotation`` degrees clockwise."""
+
+    tile: str
+    x: int
+    y: int
+    rotation: int
+
+    def to_json(self) -> dict[str, int | str]:
+        """``{"tile", "x", "y", "rotation"}`` as in views and events."""
+        return {"tile": self.tile, "x": self.x, "y": self.y, "rotation": self.rotation}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Area:
+    """A terrain area spanning one or more tiles of a territory."""
+
+    terrain: str
+    cells: frozenset[Cell]
+    completed: bool
+    icons: Mapping[str, int]  # icon counts inside the area
+    scrolls: tuple[str, ...]  # scroll types printed inside the area
+
+    @property
+    def size(self) -> int:
+        """Number of tiles the area spans."""
+        return len(self.cells)
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    tile: TileDef
+    orient: Orientation
+
+
+class Territory:
+    """An immutable territory. Build it with ``Territory.of`` or ``place``; never mutate it."""
+
+    __slots__ = ("placements", "_grid", "_areas", "_roads", "_frontier", "_area_of")
+
+    def __init__(self, placements: Iterable[Placement]) -> None:
+        self.placements: tuple[Placement, ...] = tuple(placements)
+        grid: dict[Cell, _Slot] = {}
+        for p in self.placements:
+            t = TILES[p.tile]
+            grid[(p.x, p.y)] = _Slot(t, t.orientations[p.rotation // 90])
+        self._grid = grid
+        self._areas: tuple[Area, ...] | None = None
+        self._area_of: dict[tuple[Cell, int], int] | None = None
+        self._roads: frozenset[Cell] | None = None
+        self._frontier: tuple[Cell, ...] | None = None
+
+    @classmethod
+    def of(cls, *placements: tuple[str, int, int, int]) -> Territory:
+        """A territory from ``(tile, x, y, rotation)`` tuples, without legality checks."""
+        return cls(Placement(tile=t, x=x, y=y, rotation=r) for t, x, y, r in placements)
+
+    # -- identity -------------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Territory) and self.placements == other.placements
+
+    def __hash__(self) -> int:
+        return hash(self.placements)
+
+    def __repr__(self) -> str:
+        return f"Territory({list(self.placements)!r})"
+
+    def __len__(self) -> int:
+        return len(self.placements)
+
+    def __iter__(self) -> Iterator[Placement]:
+        return iter(self.placements)
+
+    @property
+    def cells(self) -> Mapping[Cell, str]:
+        """Occupied cell -> tile id."""
+        return MappingProxyType({c: s.tile.id for c, s in self._grid.items()})
+
+    def tile_at(self, cell: Cell) -> TileDef | None:
+        """The tile at ``cell``, or None."""
+        slot = self._grid.get(cell)
+        return slot.tile if slot else None
+
+    def tiles(self) -> Iterator[tuple[Cell, TileDef]]:
+        """Every (cell, tile) of the territory."""
+        for cell, slot in self._grid.items():
+            yield cell, slot.tile
+
+    # -- placement --------------------------------------------------------------------------
+
+    def frontier(self) -> tuple[Cell, ...]:
+        """Empty cells that touch the territory by an edge (sorted, so listings are stable)."""
+        if self._frontier is None:
+            grid = self._grid
+            out = {
+                (x + dx, y + dy)
+                for (x, y) in grid
+                for dx, dy in OFFSETS
+                if (x + dx, y + dy) not in grid
+            }
+            self._frontier = tuple(sorted(out))
+        return self._frontier
+
+    def _needs(self, cell: Cell) -> tuple[str | None, ...]:
+        """Per direction, the terrain a new tile at ``cell`` must show there (None: free)."""
+        x, y = cell
+        out: list[str | None] = []
+        for d, (dx, dy) in enumerate(OFFSETS):
+            slot = self._grid.get((x + dx, y + dy))
+            out.append(slot.orient.edges[(d + 2) % 4] if slot else None)
+        return tuple(out)
+
+    def check(self, tile: str, x: int, y: int, rotation: int) -> str | None:
+        """Why ``tile`` may not go at (x, y, rotation): a rule slug, or None when it may."""
+        if (x, y) in self._grid:
+            return "occupied"
+        needs = self._needs((x, y))
+        if all(n is None for n in needs):
+            return "no_contact"
+        edges = TILES[tile].orientations[rotation // 90].edges
+        if any(n is not None and n != e for n, e in zip(needs, edges, strict=True)):
+            return "terrain_mismatch"
+        return None
+
+    def legal_spots(self, tile: str) -> list[tuple[int, int, int]]:
+        """Every legal ``(x, y, rotation)`` for ``tile``, sorted."""
+        orients = TILES[tile].orientations
+        out = []
+        for cell in self.frontier():
+            needs = self._needs(cell)
+            for k in range(4):
+                edges = orients[k].edges
+                if all(n is None or n == e for n, e in zip(needs, edges, strict=True)):
+                    out.append((cell[0], cell[1], ROTATIONS[k]))
+        return out
+
+    def has_spot(self, tile: str) -> bool:
+        """True when ``tile`` has at least one legal spot."""
+        orients = TILES[tile].orientations
+        for cell in self.frontier():
+            needs = self._needs(cell)
+            for k in range(4):
+                edges = orients[k].edges
+                if all(n is None or n == e for n, e in zip(needs, edges, strict=True)):
+                    return True
+        return False
+
+    def place(self, tile: str, x: int, y: int, rotation: int) -> Territory:
+        """A new territory with ``tile`` added (legality is the caller's business)."""
+        return Territory((*self.placements, Placement(tile=tile, x=x, y=y, rotation=rotation)))
+
+    # -- areas ------------------------------------------------------------------------------
+
+    def areas(self) -> tuple[Area, ...]:
+        """Every terrain area of the territory (regions joined across touching edges)."""
+        if self._areas is None:
+            self._compute_areas()
+        assert self._areas is not None
+        return self._areas
+
+    def area_index(self, cell: Cell, area: int) -> int:
+        """Index in ``areas()`` of the area holding region ``area`` of the tile at ``cell``."""
+        if self._area_of is None:
+            self._compute_areas()
+        assert self._area_of is not None
+        return self._area_of[(cell, area)]
+
+    def _compute_areas(self) -> None:
+        grid = self._grid
+        parent: dict[tuple[Cell, int], tuple[Cell, int]] = {}
+
+        def find(n: tuple[Cell, int]) -> tuple[Cell, int]:
+            root = n
+            while parent[root] != root:
+                root = parent[root]
+            while parent[n] != root:  # path compression
+                parent[n], n = root, parent[n]
+            return root
+
+        for cell, slot in grid.items():
+            for a in range(len(slot.tile.areas)):
+                parent[(cell, a)] = (cell, a)
+        open_nodes: set[tuple[Cell, int]] = set()
+        for (x, y), slot in grid.items():
+            o = slot.orient
+            for d, (dx, dy) in enumerate(OFFSETS):
+                other = grid.get((x + dx, y + dy))
+                here = ((x, y), o.edge_area[d])
+                if other is None:
+                    open_nodes.add(here)
+                elif d < 2:  # each shared edge once: from its south / west tile
+                    there = ((x + dx, y + dy), other.orient.edge_area[(d + 2) % 4])
+                    ra, rb = find(here), find(there)
+                    if ra != rb:
+                        parent[rb] = ra
+        groups: dict[tuple[Cell, int], list[tuple[Cell, int]]] = {}
+        for n in parent:
+            groups.setdefault(find(n), []).append(n)
+        areas: list[Area] = []
+        area_of: dict[tuple[Cell, int], int] = {}
+        for members in groups.values():
+            icons: dict[str, int] = {}
+            scrolls: list[str] = []
+            for cell, a in members:
+                region = grid[cell].tile.areas[a]
+                for k, v in region.icons.items():
+                    icons[k] = icons.get(k, 0) + v
+                scrolls.extend(region.scrolls)
+                area_of[(cell, a)] = len(areas)
+            first_cell, first_area = members[0]
+            areas.append(
+                Area(
+                    terrain=grid[first_cell].tile.areas[first_area].terrain,
+                    cells=frozenset(c for c, _ in members),
+                    completed=not any(m in open_nodes for m in members),
+                    icons=MappingProxyType(icons),
+                    scrolls=tuple(scrolls),
+                )
+            )
+        self._areas = tuple(areas)
+        self._area_of = area_of
+
+    # -- roads ------------------------------------------------------------------------------
+
+    def castle_cell(self) -> Cell | None:
+        """Where the castle tile lies (None for a territory without one)."""
+        for cell, slot in self._grid.items():
+            if slot.tile.castle:
+                return cell
+        return None
+
+    def road_connected(self) -> frozenset[Cell]:
+        """Cells of the tiles joined to the castle by continuous road, the castle included.
+
+        A road runs from a road piece leaving a tile by edge ``d`` into the neighbour's road
+        piece that leaves it by the opposite edge; a road ending at an edge with no road on the
+        other side (or no tile) goes no further.
+        """
+        if self._roads is None:
+            start = self.castle_cell()
+            seen: set[tuple[Cell, int]] = set()
+            if start is not None:
+                grid = self._grid
+                stack = [(start, i) for i in range(len(grid[start].orient.segments))]
+                seen.update(stack)
+                while stack:
+                    (x, y), i = stack.pop()
+                    for d in grid[(x, y)].orient.segments[i]:
+                        dx, dy = OFFSETS[d]
+                        ncell = (x + dx, y + dy)
+                        other = grid.get(ncell)
+                        if other is None:
+                            continue
+                        back = (d + 2) % 4
+                        for j, seg in enumerate(other.orient.segments):
+                            if back in seg and (ncell, j) not in seen:
+                                seen.add((ncell, j))
+                                stack.append((ncell, j))
+                cells = {c for c, _ in seen}
+                cells.add(start)
+                self._roads = frozenset(cells)
+            else:
+                self._roads = frozenset()
+        return self._roads
+
+    # -- counts -----------------------------------------------------------------------------
+
+    def icon_total(self, icon: str) -> int:
+        """Icons of a kind in the whole territory (sheep, ships: icons; whisky: tiles)."""
+        return sum(slot.tile.icons.get(icon, 0) for slot in self._grid.values())
+
+    def whisky_tiles(self) -> int:
+        """Tiles with barrels of whisky in the territory."""
+        return sum(1 for slot in self._grid.values() if slot.tile.whisky)
+
+
+def castle_territory(castle: str) -> Territory:
+    """A starting territory: the castle at (0, 0), castle side up (rotation 0)."""
+    return Territory((Placement(tile=castle, x=0, y=0, rotation=0),))
