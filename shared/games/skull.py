@@ -99,8 +99,12 @@ class Player:
 
     def in_hand(self, disc: str) -> int:
         """How many discs of this face are in hand (owned, not on the stack)."""
-        owned = self.flowers if disc == FLOWER else self.skulls
-        return owned - self.stack.count(disc)
+        owned = self.owned(disc)
+        return owned - self.stack.count(disc) if owned else 0
+
+    def owned(self, disc: str) -> int:
+        """How many discs of this face the player still owns (0 for an unknown face)."""
+        return self.flowers if disc == FLOWER else self.skulls if disc == SKULL else 0
 
     @property
     def hand_size(self) -> int:
@@ -491,7 +495,7 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
             _require_phase(state, command, PENALTY)
             if state.shuffled:
                 raise illegal("not_own_skull", "the skull's owner picks one of your discs blindly")
-            if (player.flowers if disc == FLOWER else player.skulls) == 0:
+            if player.owned(disc) == 0:
                 raise illegal("no_such_disc", f"you have no {disc} left")
             return _lose_disc(state, disc, picked_by=seat, index=None)
         case ChooseStarter(seat=target):
@@ -587,7 +591,7 @@ def evolve(state: State | None, event: Any) -> State:
 def view(state: State, seat: int | None) -> dict[str, Any]:
     """What ``seat`` (None: a spectator) may know, JSON-ready.
 
-    Keys: ``phase``, ``round``, ``seats``, ``next_starter``, ``you``, ``starter``, ``turn``,
+    Keys: ``phase``, ``round``, ``next_starter``, ``you``, ``starter``, ``turn``,
     ``to_act``, ``bid``, ``bidder``, ``challenger``, ``skull_owner``, ``table`` (discs on the
     table), ``flipped`` ([{seat, disc}] in flip order), ``pick_from`` (face-down discs to pick
     among), ``players`` ([{seat, stack_size, face_down, hand_size, discs, wins, passed,
@@ -599,7 +603,6 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     return {
         "phase": state.phase,
         "round": state.round,
-        "seats": state.seats,
         "next_starter": state.next_starter,
         "you": seat,
         "starter": state.starter,
@@ -627,7 +630,6 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         ],
         "scores": [p.wins for p in state.players],
         "winners": list(state.winners),
-        "leak": [p.stack[-1:] for p in state.players],
         "hand": None if own is None else {d: own.in_hand(d) for d in DISCS},
         "stack": None if own is None else list(own.stack),
         "lost": None if own is None else list(own.lost),
@@ -666,8 +668,7 @@ def legal_commands(state: State, seat: int) -> list[Any]:
         case "penalty":
             if state.shuffled:
                 return [PickDisc(index=i) for i in range(len(state.shuffled))]
-            owned = {FLOWER: player.flowers, SKULL: player.skulls}
-            return [Discard(disc=d) for d in DISCS if owned[d] > 0]
+            return [Discard(disc=d) for d in DISCS if player.owned(d) > 0]
         case "choosing_starter":
             return [ChooseStarter(seat=s) for s, p in enumerate(state.players) if not p.eliminated]
     return []
@@ -772,7 +773,7 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
         c = players[view["challenger"]]
         shuffled = rng.shuffle((FLOWER,) * c.flowers + (SKULL,) * c.skulls)
     return State(
-        seats=view["seats"],
+        seats=len(players),
         next_starter=view["next_starter"],
         players=tuple(players),
         phase=phase,
