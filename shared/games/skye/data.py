@@ -1,9 +1,10 @@
 """The Isle of Skye component data, loaded once from the packaged JSON into immutable structures.
 
 ``data/tiles.json`` and ``data/scoring_tiles.json`` are copies of ``shared/data/skye/`` and are
-read exactly as shipped. Disputed values stay data: to try another reading of a tile, put the
-changed fields in ``TILE_OVERRIDES`` (for example the harlyq road exits of ``L02``) rather than
-editing code; ``build_tiles`` applies them on top of the JSON.
+read exactly as shipped. Disputed values stay data: to play another reading of a tile, put the
+changed fields in ``data/tile_overrides.json`` (its ``"tiles"`` object; for example the harlyq
+road exits of ``L02``) rather than editing code; ``build_tiles`` applies them on top of
+tiles.json. The engine's tests pass with that file empty, i.e. the data exactly as shipped.
 
 Directions are indices ``N=0, E=1, S=2, W=3``. A tile's printed frame is rotation 0; rotating a
 tile ``k`` quarter turns clockwise moves the edge printed at ``d`` to ``(d + k) % 4``.
@@ -35,11 +36,6 @@ SCROLL_TYPES = (
     "per_lighthouse",
 )
 LETTERS = ("A", "B", "C", "D")
-
-# Changes applied on top of tiles.json, keyed by tile id, each a dict of top-level fields as in
-# the JSON (e.g. {"L02": {"roads": {"exits": ["N", "E"], "segments": [["N", "E"]]}}}). Empty:
-# the engine plays the primary values of the data file.
-TILE_OVERRIDES: dict[str, dict[str, Any]] = {}
 
 # Which of the data file's round schedules the 5-player game uses (the 5-player schedule is
 # disputed: two sources against one; see scoring_tiles.json).
@@ -194,6 +190,8 @@ def build_tiles(
 
 TILES_DOC = _read("tiles.json")
 SCORING_DOC = _read("scoring_tiles.json")
+# Tile id -> top-level fields replacing those of tiles.json (see tile_overrides.json "about").
+TILE_OVERRIDES: Mapping[str, Mapping[str, Any]] = _read("tile_overrides.json")["tiles"]
 
 ALL_TILES: tuple[TileDef, ...] = build_tiles(TILES_DOC, TILE_OVERRIDES)
 TILES: Mapping[str, TileDef] = MappingProxyType({t.id: t for t in ALL_TILES})

@@ -86,7 +86,7 @@ def parse_options(seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
     raw = options.get("scoring_tiles")
     if raw is not None:
         if isinstance(raw, Mapping):
-            if sorted(raw) != list(LETTERS):
+            if set(raw) != set(LETTERS):
                 raise invalid_options("scoring_tiles needs keys A, B, C, D", scoring_tiles=raw)
             raw = [raw[k] for k in LETTERS]
         if not isinstance(raw, list | tuple) or len(raw) != len(LETTERS):
@@ -455,6 +455,15 @@ def outcome(state: State) -> dict[str, Any] | None:
 
 def command_to_json(command: Any) -> dict[str, Any]:
     """Flat client JSON ``{"type": ..., field: ...}``."""
+    # Fast path for placements: views list hundreds of them.
+    if type(command) is m.Place:
+        return {
+            "type": "place",
+            "tile": command.tile,
+            "x": command.x,
+            "y": command.y,
+            "rotation": command.rotation,
+        }
     return command_json(command)
 
 
@@ -651,9 +660,10 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     n = len(players)
     buyer = view["current_buyer"]
     start = view["start_player"]
-    buys_done = 0
-    if view["phase"] == "buying":
-        buys_done = n if buyer is None else (buyer - start) % n
+    # Seats done buying: none before the buying phase, all after it.
+    buys_done = 0 if view["phase"] == "prices" else n
+    if view["phase"] == "buying" and buyer is not None:
+        buys_done = (buyer - start) % n
     return State(
         seats=n,
         rounds=view["rounds"],

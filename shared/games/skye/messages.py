@@ -20,7 +20,7 @@ price phase (``{"type": "set_prices", "tiles": [...], "gold": n, "min_price": 1,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from shared.games.base import registry
@@ -246,7 +246,7 @@ class GameEnded:
     tiebreak: tuple[int, ...]
     winners: tuple[int, ...]
     ranks: tuple[int, ...]
-    draw: bool = field(default=False)
+    draw: bool = False
 
 
 EVENTS = registry(
@@ -281,7 +281,7 @@ def parse_command(data: Mapping[str, Any]) -> Any:
     if not isinstance(data, Mapping):
         raise invalid_command("a command is a JSON object", body="expected an object")
     kind = data.get("type")
-    if kind not in COMMANDS:
+    if not isinstance(kind, str) or kind not in COMMANDS:
         raise invalid_command(f"unknown command type {kind!r}", type="unknown command type")
     if kind == "pass":
         return Pass()
@@ -298,7 +298,7 @@ def parse_command(data: Mapping[str, Any]) -> Any:
         for key in ("x", "y"):
             if not _int(data.get(key)):
                 errors[key] = "an integer is required"
-        rotation = data.get("rotation", 0)
+        rotation = data.get("rotation")
         if not _int(rotation) or rotation not in ROTATIONS:
             errors["rotation"] = "one of 0, 90, 180, 270"
         if errors:

@@ -18,7 +18,7 @@ goes to the bank).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 from shared.games.skye import messages as m
@@ -26,6 +26,24 @@ from shared.games.skye.data import LANDSCAPE_IDS
 from shared.games.skye.territory import Territory, castle_territory
 
 PHASES = ("prices", "buying", "building", "over")
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def replace(obj: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` for the frozen slotted classes here, without re-running
+    ``__init__`` (evolve calls it tens of thousands of times per game)."""
+    cls = type(obj)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    for key in changes:
+        if key not in names:
+            raise TypeError(f"{cls.__name__} has no field {key!r}")
+    new = object.__new__(cls)
+    for name in names:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(obj, name))
+    return new
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,7 +199,7 @@ def _tile_bought(s: State, e: m.TileBought) -> State:
     buyer = s.players[e.seat]
     s = s.with_player(e.seat, gold=buyer.gold - e.price, to_place=(*buyer.to_place, e.tile))
     if e.seller is None:
-        s = replace(s, extra=None)
+        s = replace(s, extra=None, extra_price=0)
     else:
         seller = s.players[e.seller]
         stake = seller.price_of(e.tile) or 0

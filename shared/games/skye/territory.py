@@ -61,7 +61,16 @@ class _Slot:
 class Territory:
     """An immutable territory. Build it with ``Territory.of`` or ``place``; never mutate it."""
 
-    __slots__ = ("placements", "_grid", "_areas", "_roads", "_frontier", "_area_of")
+    __slots__ = (
+        "placements",
+        "_grid",
+        "_areas",
+        "_roads",
+        "_frontier",
+        "_area_of",
+        "_needs_at",
+        "_spots",
+    )
 
     def __init__(self, placements: Iterable[Placement]) -> None:
         self.placements: tuple[Placement, ...] = tuple(placements)
@@ -74,6 +83,9 @@ class Territory:
         self._area_of: dict[tuple[Cell, int], int] | None = None
         self._roads: frozenset[Cell] | None = None
         self._frontier: tuple[Cell, ...] | None = None
+        # Caches (a territory never changes, so these never go stale).
+        self._needs_at: dict[Cell, tuple[str | None, ...]] = {}
+        self._spots: dict[str, list[tuple[int, int, int]]] = {}
 
     @classmethod
     def of(cls, *placements: tuple[str, int, int, int]) -> Territory:
@@ -129,12 +141,15 @@ class Territory:
 
     def _needs(self, cell: Cell) -> tuple[str | None, ...]:
         """Per direction, the terrain a new tile at ``cell`` must show there (None: free)."""
-        x, y = cell
-        out: list[str | None] = []
-        for d, (dx, dy) in enumerate(OFFSETS):
-            slot = self._grid.get((x + dx, y + dy))
-            out.append(slot.orient.edges[(d + 2) % 4] if slot else None)
-        return tuple(out)
+        found = self._needs_at.get(cell)
+        if found is None:
+            x, y = cell
+            out: list[str | None] = []
+            for d, (dx, dy) in enumerate(OFFSETS):
+                slot = self._grid.get((x + dx, y + dy))
+                out.append(slot.orient.edges[(d + 2) % 4] if slot else None)
+            found = self._needs_at[cell] = tuple(out)
+        return found
 
     def check(self, tile: str, x: int, y: int, rotation: int) -> str | None:
         """Why ``tile`` may not go at (x, y, rotation): a rule slug, or None when it may."""
@@ -150,26 +165,21 @@ class Territory:
 
     def legal_spots(self, tile: str) -> list[tuple[int, int, int]]:
         """Every legal ``(x, y, rotation)`` for ``tile``, sorted."""
-        orients = TILES[tile].orientations
-        out = []
-        for cell in self.frontier():
-            needs = self._needs(cell)
-            for k in range(4):
-                edges = orients[k].edges
-                if all(n is None or n == e for n, e in zip(needs, edges, strict=True)):
-                    out.append((cell[0], cell[1], ROTATIONS[k]))
-        return out
+        cached = self._spots.get(tile)
+        if cached is None:
+            cached = [
+                (cell[0], cell[1], rotation)
+                for cell in self.frontier()
+                for rotation in fitting_rotations(tile, self._needs(cell))
+            ]
+            self._spots[tile] = cached
+        return list(cached)
 
     def has_spot(self, tile: str) -> bool:
         """True when ``tile`` has at least one legal spot."""
-        orients = TILES[tile].orientations
-        for cell in self.frontier():
-            needs = self._needs(cell)
-            for k in range(4):
-                edges = orients[k].edges
-                if all(n is None or n == e for n, e in zip(needs, edges, strict=True)):
-                    return True
-        return False
+        if tile in self._spots:
+            return bool(self._spots[tile])
+        return any(fitting_rotations(tile, self._needs(cell)) for cell in self.frontier())
 
     def place(self, tile: str, x: int, y: int, rotation: int) -> Territory:
         """A new territory with ``tile`` added (legality is the caller's business)."""
@@ -298,6 +308,26 @@ class Territory:
     def whisky_tiles(self) -> int:
         """Tiles with barrels of whisky in the territory."""
         return sum(1 for slot in self._grid.values() if slot.tile.whisky)
+
+
+# (tile, needs) -> rotations that fit: a pure function of the data, memoised because the same
+# few edge patterns come up again and again (at most 4**4 patterns per tile).
+_FITS: dict[tuple[str, tuple[str | None, ...]], tuple[int, ...]] = {}
+
+
+def fitting_rotations(tile: str, needs: tuple[str | None, ...]) -> tuple[int, ...]:
+    """Rotations (degrees) at which ``tile`` shows ``needs[d]`` at every constrained edge ``d``."""
+    key = (tile, needs)
+    found = _FITS.get(key)
+    if found is None:
+        orients = TILES[tile].orientations
+        found = tuple(
+            ROTATIONS[k]
+            for k in range(4)
+            if all(n is None or n == e for n, e in zip(needs, orients[k].edges, strict=True))
+        )
+        _FITS[key] = found
+    return found
 
 
 def castle_territory(castle: str) -> Territory:
