@@ -50,14 +50,20 @@ def visible_events(
 ) -> list[dict[str, Any]]:
     """Envelopes as ``reader`` (a seat, None for spectators, ``AUDITOR``) may read them.
 
-    Auditors get every field. Others get each event redacted by the engine, and events that
-    are wholly secret left out; their ``hash`` still lets them check order, not content.
+    Auditors get every field, with the hash chain. Others get each event redacted by the
+    engine (wholly secret events left out) and no ``hash``/``prev_hash``: a hash over hidden
+    content with few possible values (a disc is a flower or a skull) would give it away to
+    anyone who tries each value, and the next event's ``prev_hash`` is that same hash.
     """
     engine = record.engine
     out: list[dict[str, Any]] = []
     for env in envelopes:
         doc = env.to_dict()
-        if reader == AUDITOR or env.type in SERVICE_EVENTS:
+        if reader == AUDITOR:
+            out.append(doc)
+            continue
+        del doc["hash"], doc["prev_hash"]
+        if env.type in SERVICE_EVENTS:
             out.append(doc)
             continue
         seat = reader if isinstance(reader, int) else None
