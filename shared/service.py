@@ -267,6 +267,7 @@ class GameService:
         except GameError as exc:
             cached = self._cache.get(gid)
             outcome = _rejected(cid, exc, cached.version if cached else None)
+        outcome["seat"] = message.seat  # only this seat (and auditors) may read it back
         pipe = self.r.pipeline(transaction=False)
         views = self._project(pipe, record) if record is not None else None
         body = json.dumps(outcome, separators=(",", ":"))
@@ -291,7 +292,8 @@ class GameService:
     ) -> None:
         """Tell a waiting client that its command hit a server fault."""
         err = GameError("server/error", "the command could not be processed")
-        outcome = _rejected(message.command_id, err, None) | {"status": "error"}
+        outcome = _rejected(message.command_id, err, None) | {"status": "error",
+                                                               "seat": message.seat}
         body = json.dumps(outcome, separators=(",", ":"))
         gid, cid = message.game_id, message.command_id
         pipe = self.r.pipeline(transaction=False)

@@ -175,7 +175,11 @@ class CommandStatus(MethodView):
         raw = svc.r.get(keys.result(game_id, command_id))
         if raw is None:
             return {"command_id": command_id, "status": "pending"}
-        return _json_response(raw)
+        doc = json.loads(raw)
+        if caller.role == auth.SEAT and doc.get("seat") != caller.seat:
+            # Another seat's rejection could name the card it tried: not yours to read.
+            return {"command_id": command_id, "status": "pending"}
+        return doc
 
 
 @blp.route("/v1/games/<game_id>/events")

@@ -306,3 +306,18 @@ def _card_repr_in(card: tuple[str, int], events: list[dict]) -> bool:
         return False
 
     return any(walk(e["data"]) for e in events)
+
+
+def test_a_seat_cannot_read_another_seats_command_outcome(stack: Stack) -> None:
+    gid, tokens = two_humans(stack)
+    seat = view(stack, gid)["to_act"][0]
+    other_card = view(stack, gid, tokens[1 - seat])["hand"][0]
+    resp = stack.http.post(f"/v1/games/{gid}/commands",
+                           json={"type": "play", "card": other_card, "id": "try-1"},
+                           headers={**bearer(tokens[seat]), **WAIT})
+    assert resp.status_code == 422
+    url = f"/v1/games/{gid}/commands/s{seat}-try-1"
+    mine = stack.http.get(url, headers=bearer(tokens[seat])).get_json()
+    assert mine["status"] == "rejected" and mine["error"]["rule"]
+    theirs = stack.http.get(url, headers=bearer(tokens[1 - seat])).get_json()
+    assert theirs == {"command_id": f"s{seat}-try-1", "status": "pending"}
