@@ -46,7 +46,7 @@ class Health(MethodView):
 class Games(MethodView):
     """Creating games."""
 
-    @blp.arguments(schemas.CreateGameSchema)
+    @blp.arguments(schemas.CreateGameSchema())
     @blp.response(201, schemas.CreatedSchema)
     @blp.doc(security=SECURITY)
     def post(self, body: dict[str, Any]) -> Any:
@@ -92,7 +92,7 @@ class Games(MethodView):
 class Game(MethodView):
     """One game's view."""
 
-    @blp.arguments(schemas.ViewQuerySchema, location="query")
+    @blp.arguments(schemas.ViewQuerySchema(), location="query")
     @blp.response(200, schemas.ViewSchema)
     @blp.doc(security=SECURITY)
     def get(self, query: dict[str, Any], game_id: str) -> Any:
@@ -115,7 +115,7 @@ class Game(MethodView):
 class Commands(MethodView):
     """Sending commands."""
 
-    @blp.arguments(schemas.CommandSchema)
+    @blp.arguments(schemas.CommandSchema())
     @blp.response(202, schemas.CommandAcceptedSchema)
     @blp.alt_response(200, schema=schemas.ViewSchema, description="with `Prefer: wait=N`: "
                       "accepted, the seat's new view")
@@ -186,7 +186,7 @@ class CommandStatus(MethodView):
 class Events(MethodView):
     """A game's history as the caller may see it."""
 
-    @blp.arguments(schemas.EventsQuerySchema, location="query")
+    @blp.arguments(schemas.EventsQuerySchema(), location="query")
     @blp.response(200, schemas.EventsSchema)
     @blp.doc(security=SECURITY)
     def get(self, query: dict[str, Any], game_id: str) -> Any:
