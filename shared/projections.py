@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from shared.events import SERVICE_EVENTS, Envelope
+from shared.games.base import Engine
 from shared.record import GameRecord
 
 AUDITOR = "auditor"  # reader that may see everything
@@ -46,7 +47,7 @@ def all_views(record: GameRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]
 
 
 def visible_events(
-    record: GameRecord, envelopes: Iterable[Envelope], reader: int | str | None
+    engine: Engine, envelopes: Iterable[Envelope], reader: int | str | None
 ) -> list[dict[str, Any]]:
     """Envelopes as ``reader`` (a seat, None for spectators, ``AUDITOR``) may read them.
 
@@ -55,7 +56,6 @@ def visible_events(
     content with few possible values (a disc is a flower or a skull) would give it away to
     anyone who tries each value, and the next event's ``prev_hash`` is that same hash.
     """
-    engine = record.engine
     out: list[dict[str, Any]] = []
     for env in envelopes:
         doc = env.to_dict()

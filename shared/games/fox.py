@@ -13,14 +13,19 @@ scores by tricks won (0-3: 6, 4: 1, 5: 2, 6: 3, 7-9: 6, 10-13: 0) plus Treasure.
 after the round in which someone reaches the target; ties go to the better last round, then
 it is a draw.
 
+Decisions where the rules are silent: a Fox or Woodcutter always asks its owner (on the 13th
+trick the only answers are ``keep_decree`` and returning the card just drawn); an old decree
+card taken by a Fox stays publicly known in that hand until played, or until that seat's next
+Woodcutter (which may have put it under the deck unseen).
+
 Representation, chosen for speed (random play-outs for search bots) without giving up purity:
 
 * A card is an int ``suit * 11 + rank - 1`` (0..32, suits in ``SUITS`` order); JSON spells it
   ``{"suit": "keys", "rank": 7}``. A hand, or any set of cards, is an int bitmask (bit ``card``).
-* ``State`` is an immutable ``NamedTuple`` of ints and tuples; ``evolve`` builds a new one per
-  event and never mutates.
-* Every ``play``/``exchange_decree``/``return_card`` command and every per-(seat, card) event is
-  created once at import and shared (they are frozen); trick results are a precomputed table.
+* ``State`` is an immutable tuple with named fields; ``evolve`` builds a new one per event and
+  never mutates. Tricks and Treasure of the round are packed in one small int (``tally``).
+* Every command and every per-(seat, card) event is created once at import and shared (they are
+  frozen); trick results are a precomputed table, so the trick's last card resolves it at once.
 * Commands and events keep cards as ints in memory; ``command_to_json``/``event_to_json`` write
   them as ``{"suit", "rank"}`` objects, which is what clients and auditors read.
 """
@@ -30,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from operator import itemgetter
 from typing import Any, ClassVar, NamedTuple
 
 from shared.games import base, errors
@@ -61,7 +67,6 @@ PHASE_NAMES = ("play", "fox_exchange", "woodcutter_return", "game_over")
 NOBODY = 2
 
 ALL_CARDS = (1 << CARD_COUNT) - 1
-_SUIT_BITS = 0x7FF  # the 11 ranks of one suit, shifted by 11 * suit
 
 
 # --- state -----------------------------------------------------------------------------------
@@ -74,29 +79,84 @@ class Game(NamedTuple):
     first_dealer: int
     dealer: int  # this round's dealer
     round: int  # 1-based; 0 before the first deal
-    scores: tuple[int, int]  # totals at the start of this round (Treasure of it is in State)
+    scores: tuple[int, int]  # totals at the start of this round (its Treasure is in the tally)
     history: tuple[tuple[tuple[int, int], ...], ...]  # per round: (tricks, points, treasure, total)
 
 
-class State(NamedTuple):
-    """The whole game. Cards are ints (``card_code``), sets of cards are bitmasks."""
+STATE_FIELDS = (
+    "phase", "turn", "hand0", "hand1", "leader", "lead", "second", "played", "decree", "deck",
+    "tally", "known", "returned", "last", "game",
+)  # fmt: skip
 
-    phase: int  # PHASE_*
-    turn: int  # the seat to act, or NOBODY
-    hand0: int  # seat 0's hand
-    hand1: int  # seat 1's hand
-    leader: int  # the seat that leads (or led) the current trick
-    lead: int  # the card led to the current trick, or -1
-    second: int  # the follower's card in the current trick, or -1
-    played: int  # every card put on the table this round
-    decree: int  # the face-up decree card (its suit is trump); -1 before the first deal
-    deck: tuple[int, ...]  # the draw deck, top first
-    tricks: tuple[int, int]  # tricks won this round
-    treasure: tuple[int, int]  # Treasure points won this round (already part of the score)
-    known: tuple[int, int]  # cards publicly known to be in each hand (old decree cards)
-    returned: tuple[int, int]  # cards each seat put under the deck this round (only it knows)
-    last: tuple[int, int, int, int] | None  # last trick: (leader, lead, second, winner)
-    game: Game
+
+class State(tuple):  # type: ignore[type-arg]
+    """The whole game, as an immutable tuple of ints and tuples (fields in ``STATE_FIELDS``).
+
+    A plain tuple subclass rather than a NamedTuple: ``State((...))`` is built by C code, which
+    makes ``evolve`` markedly cheaper. Cards are ints (``card_code``), sets of cards bitmasks.
+    """
+
+    __slots__ = ()
+
+    phase: int = property(itemgetter(0), doc="PHASE_*")  # type: ignore[assignment]
+    turn: int = property(itemgetter(1), doc="the seat to act, or NOBODY")  # type: ignore[assignment]
+    hand0: int = property(itemgetter(2), doc="seat 0's hand")  # type: ignore[assignment]
+    hand1: int = property(itemgetter(3), doc="seat 1's hand")  # type: ignore[assignment]
+    leader: int = property(itemgetter(4), doc="who leads (led) this trick")  # type: ignore[assignment]
+    lead: int = property(itemgetter(5), doc="the card led, or -1")  # type: ignore[assignment]
+    second: int = property(itemgetter(6), doc="the follower's card, or -1")  # type: ignore[assignment]
+    played: int = property(itemgetter(7), doc="cards put on the table this round")  # type: ignore[assignment]
+    decree: int = property(itemgetter(8), doc="the decree card (-1 before a deal)")  # type: ignore[assignment]
+    deck: tuple[int, ...] = property(itemgetter(9), doc="the draw deck, top first")  # type: ignore[assignment]
+    tally: int = property(
+        itemgetter(10),
+        doc="this round's tricks played | tricks won (seat 0 << 4, seat 1 << 8) | Treasure"
+        " points (seat 0 << 12, seat 1 << 16), 4 bits each",
+    )  # type: ignore[assignment]
+    known: tuple[int, int] = property(
+        itemgetter(11), doc="per seat, cards publicly known to be in that hand"
+    )  # type: ignore[assignment]
+    returned: tuple[int, int] = property(
+        itemgetter(12), doc="per seat, cards it put under the deck this round (only it knows)"
+    )  # type: ignore[assignment]
+    last: tuple[int, int, int, int] | None = property(
+        itemgetter(13), doc="the last trick: (leader, lead, second, winner), or None"
+    )  # type: ignore[assignment]
+    game: Game = property(itemgetter(14), doc="scores, history, settings")  # type: ignore[assignment]
+
+    @property
+    def tricks(self) -> tuple[int, int]:
+        """Tricks won this round per seat."""
+        t = self[10]
+        return (t >> 4 & 15, t >> 8 & 15)
+
+    @property
+    def treasure(self) -> tuple[int, int]:
+        """Treasure points won this round per seat (already part of ``view``'s scores)."""
+        t = self[10]
+        return (t >> 12 & 15, t >> 16 & 15)
+
+    def replace(self, **changes: Any) -> State:
+        """A copy with some fields changed (``tricks``/``treasure`` re-pack the tally)."""
+        values = dict(zip(STATE_FIELDS, self, strict=True))
+        if "tricks" in changes or "treasure" in changes:
+            values["tally"] = pack_tally(
+                changes.pop("tricks", self.tricks), changes.pop("treasure", self.treasure)
+            )
+        values.update(changes)
+        return State(values[f] for f in STATE_FIELDS)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{f}={v!r}" for f, v in zip(STATE_FIELDS, self, strict=True))
+        return f"State({inner})"
+
+
+def pack_tally(tricks: Sequence[int], treasure: Sequence[int]) -> int:
+    """``State.tally`` for tricks won and Treasure points per seat."""
+    return (
+        (tricks[0] + tricks[1]) | tricks[0] << 4 | tricks[1] << 8 | treasure[0] << 12
+        | treasure[1] << 16
+    )  # fmt: skip
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -403,72 +463,64 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
     """
     if seat != state[1]:
         raise _not_to_act(state, seat)
+    if state[0]:  # a Fox or Woodcutter waits for its owner
+        return _decide_effect(state, seat, command, rng)
+    # Playing a card is the hot path of search bots' play-outs: literals, tables, no calls.
+    if type(command) is not Play:
+        raise _wrong_command(PHASE_PLAY, command)
+    card = command.card  # an int 0..32: Play checks it when built
+    hand = state[3] if seat else state[2]
+    if not hand >> card & 1:
+        raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
+    lead = state[5]
+    if lead >= 0:
+        held = hand & _SUIT_MASK_OF[lead]
+        if held:
+            if not held >> card & 1:
+                raise illegal("follow_suit", f"you must follow {SUITS[lead // 11]}")
+            if lead % 11 == 10 and not _monarch_answers(held) >> card & 1:
+                raise illegal(
+                    "monarch",
+                    f"the Monarch was led: play the 1 or your highest {SUITS[lead // 11]}",
+                )
+    rank0 = card % 11  # rank - 1
+    if rank0 == 4:  # Woodcutter: the draw is the deck's top card; the return comes next
+        return [_CARD_PLAYED[seat][card], _CARD_DRAWN[seat][state[9][0]]]
+    if lead < 0 or rank0 == 2:  # a lead, or a Fox whose owner decides before the trick ends
+        return [_CARD_PLAYED[seat][card]]
+    won = _TRICK_RESULT[state[4] * 33 + state[8]][lead * 33 + card][0]
+    if state[10] & 15 != 12:
+        return [_CARD_PLAYED[seat][card], won]
+    return _end_round(state, [_CARD_PLAYED[seat][card], won], won, rng)
+
+
+def _decide_effect(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
+    """The owner's answer to a Fox (exchange or keep) or a Woodcutter (return a card)."""
     phase = state[0]
-    # The hot path (a card played) uses literals and precomputed tables: random play-outs
-    # for search bots spend most of their time here. 0 is PHASE_PLAY, card % 11 is rank - 1.
-    if phase == 0:
-        if type(command) is not Play:
-            raise _wrong_command(phase, command)
-        card = command.card  # an int 0..32: Play checks it when built
-        bit = 1 << card
-        hand = state[3] if seat else state[2]
-        if not hand & bit:
-            raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
-        lead = state[5]
-        if lead >= 0:
-            suit_mask = _SUIT_MASK_OF[lead]
-            held = hand & suit_mask
-            if held:
-                if not bit & suit_mask:
-                    raise illegal("follow_suit", f"you must follow {SUITS[lead // 11]}")
-                if lead % 11 == 10 and not bit & _monarch_answers(held):
-                    raise illegal(
-                        "monarch",
-                        f"the Monarch was led: play the 1 or your highest {SUITS[lead // 11]}",
-                    )
-        rank0 = card % 11
-        if rank0 == 2:  # Fox: its owner decides first, then the trick goes on
-            return [_CARD_PLAYED[seat][card]]
-        if rank0 == 4:  # Woodcutter: the draw is known (top of the deck); the return comes next
-            return [_CARD_PLAYED[seat][card], _CARD_DRAWN[seat][state[9][0]]]
-        if lead < 0:
-            return [_CARD_PLAYED[seat][card]]
-        won = _TRICK_RESULT[state[4] * 33 + state[8]][lead * 33 + card]
-        tricks = state[10]
-        if tricks[0] + tricks[1] != 12:
-            return [_CARD_PLAYED[seat][card], won]
-        return _end_round(state, [_CARD_PLAYED[seat][card], won], won, rng)
     kind = type(command)
-    if phase == PHASE_FOX:
-        if kind is KeepDecree:
-            events: list[Any] = [_DECREE_KEPT[seat]]
-            decree = state[8]
-        elif kind is ExchangeDecree:
-            decree = command.card
-            if not (state[3] if seat else state[2]) >> decree & 1:
-                raise illegal("card_not_in_hand", f"{_card_name(decree)} is not in your hand")
-            events = [DecreeExchanged(seat=seat, card=decree, old=state[8])]
-        else:
-            raise _wrong_command(phase, command)
-    elif phase == PHASE_WOODCUTTER:
-        if kind is not ReturnCard:
-            raise _wrong_command(phase, command)
+    decree = state[8]
+    if phase == PHASE_FOX and kind is KeepDecree:
+        events: list[Any] = [_DECREE_KEPT[seat]]
+    elif phase == PHASE_FOX and kind is ExchangeDecree:
+        new = command.card
+        if not (state[3] if seat else state[2]) >> new & 1:
+            raise illegal("card_not_in_hand", f"{_card_name(new)} is not in your hand")
+        events = [_DECREE_EXCHANGED[seat][new * 33 + decree]]
+        decree = new  # already trump for this trick
+    elif phase == PHASE_WOODCUTTER and kind is ReturnCard:
         card = command.card
         if not (state[3] if seat else state[2]) >> card & 1:
             raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
         events = [_CARD_RETURNED[seat][card]]
-        decree = state[8]
-    else:  # pragma: no cover - nobody is to act in other phases
-        raise GameError(errors.GAME_OVER, "the game is over")
+    else:
+        raise _wrong_command(phase, command)
     if state[6] < 0:  # the effect came with the lead: the follower plays next
         return events
-    # The effect came with the second card: the trick is decided now, with the decree as it is
-    # after a Fox's exchange.
-    won = _TRICK_RESULT[state[4] * 33 + decree][state[5] * 33 + state[6]]
+    # The effect came with the trick's second card: the trick is decided now.
+    won = _TRICK_RESULT[state[4] * 33 + decree][state[5] * 33 + state[6]][0]
     events.append(won)
-    tricks = state[10]
-    if tricks[0] + tricks[1] == TRICKS_PER_ROUND - 1:
-        _end_round(state, events, won, rng)
+    if state[10] & 15 == TRICKS_PER_ROUND - 1:
+        return _end_round(state, events, won, rng)
     return events
 
 
@@ -476,230 +528,155 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
 
 
 def evolve(state: State | None, event: Any) -> State:
-    """The state after ``event``; ``evolve(None, GameStarted)`` creates it. Never fails."""
-    kind = type(event)
-    # The two events of nearly every action are applied inline (one call less each).
-    if kind is CardPlayed:
-        (
-            phase,
-            turn,
-            h0,
-            h1,
-            leader,
-            lead,
-            second,
-            played,
-            decree,
-            deck,
-            tricks,
-            treasure,
-            known,
-            returned,
-            last,
-            game,
-        ) = state  # type: ignore[misc]
-        seat = event.seat
-        card = event.card
-        bit = 1 << card
-        if seat:
-            h1 ^= bit
-        else:
-            h0 ^= bit
-        if known[seat] & bit:
-            known = (known[0] & ~bit, known[1] & ~bit)
-        if lead < 0:
-            lead = card
-        else:
-            second = card
-        phase, turn = _AFTER_PLAY[seat][card]
-        return _new(
-            State,
-            (
-                phase,
-                turn,
-                h0,
-                h1,
-                leader,
-                lead,
-                second,
-                played | bit,
-                decree,
-                deck,
-                tricks,
-                treasure,
-                known,
-                returned,
-                last,
-                game,
-            ),
-        )
-    if kind is TrickWon:
-        (
-            _,
-            _,
-            h0,
-            h1,
-            leader,
-            lead,
-            second,
-            played,
-            decree,
-            deck,
-            tricks,
-            treasure,
-            known,
-            returned,
-            _,
-            game,
-        ) = state  # type: ignore[misc]
-        winner = event.winner
-        points = event.points
-        if winner:
-            tricks = (tricks[0], tricks[1] + 1)
-            if points:
-                treasure = (treasure[0], treasure[1] + points)
-        else:
-            tricks = (tricks[0] + 1, tricks[1])
-            if points:
-                treasure = (treasure[0] + points, treasure[1])
-        nxt = event.next_leader
-        return _new(
-            State,
-            (
-                0,
-                nxt,
-                h0,
-                h1,
-                nxt,
-                -1,
-                -1,
-                played,
-                decree,
-                deck,
-                tricks,
-                treasure,
-                known,
-                returned,
-                (leader, lead, second, winner),
-                game,
-            ),
-        )
-    return _EVOLVERS[kind](state, event)
+    """The state after ``event``; ``evolve(None, GameStarted)`` creates it. Never fails.
+
+    The event that completes a trick (its second ``card_played``, or the Fox or Woodcutter
+    decision that came with the second card) also takes the trick, by the same rules table
+    that ``decide`` used to write ``trick_won``; ``trick_won`` itself then changes nothing.
+    That saves building one state per trick, which is a good share of a play-out's time.
+    """
+    if type(event) is not CardPlayed:
+        return _EVOLVERS[type(event)](state, event)
+    # fmt: off
+    (phase, turn, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
+     last, game) = state  # type: ignore[misc]
+    seat = event.seat
+    card = event.card
+    bit = 1 << card
+    if seat:
+        h1 ^= bit
+    else:
+        h0 ^= bit
+    played |= bit
+    if known[seat] & bit:
+        known = (known[0] & ~bit, known[1] & ~bit)
+    phase, turn = _AFTER_PLAY[seat][card]
+    if lead < 0:
+        return State((phase, turn, h0, h1, leader, card, -1, played, decree, deck, tally, known,
+                      returned, last, game))
+    if phase:  # a Fox or Woodcutter as the second card: the trick waits for its owner
+        return State((phase, turn, h0, h1, leader, lead, card, played, decree, deck, tally,
+                      known, returned, last, game))
+    won, delta = _TRICK_RESULT[leader * 33 + decree][lead * 33 + card]
+    nxt = won.next_leader
+    return State((0, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta, known,
+                  returned, (leader, lead, card, won.winner), game))
+    # fmt: on
+
+
+# fmt: off
+# Each handler unpacks the state and builds the next one in one go (no field-by-field
+# ``replace``, which costs several times more); the field order is STATE_FIELDS'.
 
 
 def _on_game_started(state: State | None, e: GameStarted) -> State:
     game = Game(e.target, e.first_dealer, e.first_dealer, 0, (0, 0), ())
-    return State(
-        PHASE_PLAY,
-        NOBODY,
-        0,
-        0,
-        1 - e.first_dealer,
-        -1,
-        -1,
-        0,
-        -1,
-        (),
-        (0, 0),
-        (0, 0),
-        (0, 0),
-        (0, 0),
-        None,
-        game,
-    )
+    return State((PHASE_PLAY, NOBODY, 0, 0, 1 - e.first_dealer, -1, -1, 0, -1, (), 0, (0, 0),
+                  (0, 0), None, game))
 
 
 def _on_round_dealt(s: State, e: RoundDealt) -> State:
-    game = s.game._replace(dealer=e.dealer, round=e.round)
+    target, first_dealer, _, _, scores, history = s[14]
+    game = Game(target, first_dealer, e.dealer, e.round, scores, history)
     first = 1 - e.dealer  # the non-dealer leads the first trick
-    return _new(
-        State,
-        (
-            PHASE_PLAY,
-            first,
-            mask_of(e.hands[0]),
-            mask_of(e.hands[1]),
-            first,
-            -1,
-            -1,
-            0,
-            e.decree,
-            tuple(e.deck),
-            (0, 0),
-            (0, 0),
-            (0, 0),
-            (0, 0),
-            None,
-            game,
-        ),
-    )
+    return State((PHASE_PLAY, first, mask_of(e.hands[0]), mask_of(e.hands[1]), first, -1, -1,
+                  0, e.decree, tuple(e.deck), 0, (0, 0), (0, 0), None, game))
 
 
 def _on_decree_exchanged(s: State, e: DecreeExchanged) -> State:
+    (_, _, h0, h1, leader, lead, second, played, _, deck, tally, known, returned, last,
+     game) = s
     seat, new, old = e.seat, e.card, e.old
-    h0, h1 = s[2], s[3]
     swap = (1 << new) | (1 << old)
+    # The old decree card is now publicly known to be in this hand.
     if seat:
         h1 ^= swap
+        known = (known[0], known[1] & ~(1 << new) | 1 << old)
     else:
         h0 ^= swap
-    k = list(s.known)
-    k[seat] = (k[seat] & ~(1 << new)) | (1 << old)  # the old decree is now seen in this hand
-    turn = 1 - seat if s.second < 0 else seat
-    return s._replace(phase=PHASE_PLAY, turn=turn, hand0=h0, hand1=h1, decree=new, known=tuple(k))
+        known = (known[0] & ~(1 << new) | 1 << old, known[1])
+    if second < 0:
+        return State((PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, new, deck,
+                      tally, known, returned, last, game))
+    return _take_trick(h0, h1, leader, lead, second, played, new, deck, tally, known, returned,
+                       game)
 
 
 def _on_decree_kept(s: State, e: DecreeKept) -> State:
-    turn = 1 - e.seat if s.second < 0 else e.seat
-    return s._replace(phase=PHASE_PLAY, turn=turn)
+    (_, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned, last,
+     game) = s
+    if second < 0:
+        return State((PHASE_PLAY, 1 - e.seat, h0, h1, leader, lead, second, played, decree,
+                      deck, tally, known, returned, last, game))
+    return _take_trick(h0, h1, leader, lead, second, played, decree, deck, tally, known,
+                       returned, game)
 
 
 def _on_card_drawn(s: State, e: CardDrawn) -> State:
-    bit = 1 << e.card
+    (phase, turn, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
+     last, game) = s
     if e.seat:
-        return s._replace(hand1=s.hand1 | bit, deck=s.deck[1:])
-    return s._replace(hand0=s.hand0 | bit, deck=s.deck[1:])
+        h1 |= 1 << e.card
+    else:
+        h0 |= 1 << e.card
+    return State((phase, turn, h0, h1, leader, lead, second, played, decree, deck[1:], tally,
+                  known, returned, last, game))
 
 
 def _on_card_returned(s: State, e: CardReturned) -> State:
+    (_, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned, last,
+     game) = s
     seat, card = e.seat, e.card
     bit = 1 << card
-    r = list(s.returned)
-    r[seat] |= bit
-    k = list(s.known)
     # The other seat cannot see which card went under the deck, so a card it knew to be in
-    # this hand may now be in the deck: it is no longer publicly known.
-    k[seat] = 0
-    turn = 1 - seat if s.second < 0 else seat
+    # this hand may be in the deck now: this hand's cards are no longer publicly known.
     if seat:
-        return s._replace(
-            phase=PHASE_PLAY,
-            turn=turn,
-            hand1=s.hand1 ^ bit,
-            deck=s.deck + (card,),
-            known=tuple(k),
-            returned=tuple(r),
-        )
-    return s._replace(
-        phase=PHASE_PLAY,
-        turn=turn,
-        hand0=s.hand0 ^ bit,
-        deck=s.deck + (card,),
-        known=tuple(k),
-        returned=tuple(r),
-    )
+        h1 ^= bit
+        known = (known[0], 0)
+        returned = (returned[0], returned[1] | bit)
+    else:
+        h0 ^= bit
+        known = (0, known[1])
+        returned = (returned[0] | bit, returned[1])
+    deck += (card,)
+    if second < 0:
+        return State((PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, decree, deck,
+                      tally, known, returned, last, game))
+    return _take_trick(h0, h1, leader, lead, second, played, decree, deck, tally, known,
+                       returned, game)
+
+
+def _on_trick_won(s: State, e: TrickWon) -> State:
+    return s  # taken by the event that completed the trick (see evolve)
 
 
 def _on_round_scored(s: State, e: RoundScored) -> State:
-    game = s.game
-    record = (e.tricks, e.points, e.treasure, e.total)
-    game = game._replace(scores=e.scores, history=game.history + (record,))
-    # The round's Treasure is inside the new totals now.
-    return s._replace(turn=NOBODY, treasure=(0, 0), game=game)
+    (phase, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
+     last, game) = s
+    target, first_dealer, dealer, round_, _, history = game
+    history += ((e.tricks, e.points, e.treasure, e.total),)
+    game = Game(target, first_dealer, dealer, round_, e.scores, history)
+    # The round's Treasure is in the new totals now; its tricks stay visible until the deal.
+    tally &= 0xFFF
+    return State((phase, NOBODY, h0, h1, leader, lead, second, played, decree, deck, tally,
+                  known, returned, last, game))
 
 
 def _on_game_ended(s: State, e: GameEnded) -> State:
-    return s._replace(phase=PHASE_OVER, turn=NOBODY)
+    return State((PHASE_OVER, NOBODY, *s[2:]))
+
+
+def _take_trick(h0: int, h1: int, leader: int, lead: int, second: int, played: int,
+                decree: int, deck: tuple[int, ...], tally: int, known: tuple[int, int],
+                returned: tuple[int, int], game: Game) -> State:
+    """The state after the trick (lead, second) is decided, as ``trick_won`` tells."""
+    won, delta = _TRICK_RESULT[leader * 33 + decree][lead * 33 + second]
+    nxt = won.next_leader
+    return State((PHASE_PLAY, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta,
+                  known, returned, (leader, lead, second, won.winner), game))
+
+
+# fmt: on
 
 
 # --- view ------------------------------------------------------------------------------------
@@ -709,29 +686,13 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     """What ``seat`` (None: a spectator) may know, JSON-ready; cards as ``{"suit", "rank"}``.
 
     Public: phase, to_act, hand sizes, decree and trump, the trick, the last trick, tricks won,
-    scores and their history, the cards played this round, the cards publicly known to be in
-    each hand (``known_cards``; old decree cards taken by a Fox, until played or until that seat
-    uses a Woodcutter). Private to ``seat``: ``hand``, ``deck_known`` (the deck, top first, with
-    the cards this seat put under it and None for the others) and ``legal_commands``.
+    scores (with this round's Treasure) and their history, the cards played this round, the
+    cards publicly known to be in each hand (``known_cards``: old decree cards taken by a Fox).
+    Private to ``seat``: ``hand``, ``opponent_known_cards``, ``deck_known`` (the deck, top
+    first: the cards this seat put under it, None for the others) and ``legal_commands``.
     """
-    (
-        phase,
-        turn,
-        h0,
-        h1,
-        leader,
-        lead,
-        second,
-        played,
-        decree,
-        deck,
-        tricks,
-        treasure,
-        known,
-        returned,
-        last,
-        game,
-    ) = state
+    (phase, turn, h0, h1, leader, lead, second, played, decree, deck, _, known, returned, last,
+     game) = state  # fmt: skip
     trick = []
     if lead >= 0:
         trick.append({"seat": leader, "card": card_json(lead)})
@@ -744,8 +705,8 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
             {"seat": 1 - last[0], "card": card_json(last[2])},
         ]
         last_trick = {"cards": cards, "winner": last[3]}
-    scores = [game.scores[0] + treasure[0], game.scores[1] + treasure[1]]
-    own = seat in (0, 1)
+    treasure = state.treasure
+    own = seat == 0 or seat == 1
     out: dict[str, Any] = {
         "phase": PHASE_NAMES[phase],
         "seat": seat if own else None,
@@ -761,9 +722,9 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "first_dealer": game.first_dealer,
         "round": game.round,
         "target": game.target,
-        "tricks_won": list(tricks),
+        "tricks_won": list(state.tricks),
         "treasure": list(treasure),
-        "scores": scores,
+        "scores": [game.scores[0] + treasure[0], game.scores[1] + treasure[1]],
         "round_scores": [
             {
                 "round": i + 1,
@@ -777,17 +738,16 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "deck_size": len(deck),
         "played": _cards_json(played),
         "known_cards": [_cards_json(known[0]), _cards_json(known[1])],
-        "opponent_known_cards": _cards_json(known[1 - seat]) if own else None,  # type: ignore[operator]
-        "deck_known": (
-            [card_json(c) if returned[seat] >> c & 1 else None for c in deck]  # type: ignore[index]
-            if own
-            else None
-        ),
-        "legal_commands": (
-            [command_to_json(c) for c in legal_commands(state, seat)] if own else []  # type: ignore[arg-type]
-        ),
+        "opponent_known_cards": None,
+        "deck_known": None,
+        "legal_commands": [],
         "outcome": outcome(state),
     }
+    if own:
+        mine = returned[seat]  # type: ignore[index]
+        out["opponent_known_cards"] = _cards_json(known[1 - seat])  # type: ignore[operator]
+        out["deck_known"] = [card_json(c) if mine >> c & 1 else None for c in deck]
+        out["legal_commands"] = [command_to_json(c) for c in legal_commands(state, seat)]  # type: ignore[arg-type]
     return out
 
 
@@ -800,7 +760,8 @@ def legal_commands(state: State, seat: int) -> list[Any]:
         return []
     hand = state[3] if seat else state[2]
     phase = state[0]
-    if phase == 0:  # PHASE_PLAY; 0x7FF is one suit's 11 bits (literals: this is the hot path)
+    # Tables by suit: [suit][the suit's 11 bits of the hand] -> that suit's commands.
+    if not phase:
         lead = state[5]
         if lead >= 0:
             held = hand >> _FOLLOW_SHIFT[lead] & 0x7FF
@@ -813,10 +774,8 @@ def legal_commands(state: State, seat: int) -> list[Any]:
     if phase == PHASE_FOX:
         e0, e1, e2 = _EXCHANGES
         return [KEEP_DECREE, *e0[hand & 0x7FF], *e1[hand >> 11 & 0x7FF], *e2[hand >> 22]]
-    if phase == PHASE_WOODCUTTER:
-        r0, r1, r2 = _RETURNS
-        return [*r0[hand & 0x7FF], *r1[hand >> 11 & 0x7FF], *r2[hand >> 22]]
-    return []
+    r0, r1, r2 = _RETURNS
+    return [*r0[hand & 0x7FF], *r1[hand >> 11 & 0x7FF], *r2[hand >> 22]]
 
 
 def to_act(state: State) -> tuple[int, ...]:
@@ -834,8 +793,9 @@ def outcome(state: State) -> dict[str, Any] | None:
     """
     if state[0] != PHASE_OVER:
         return None
-    scores = list(state.game.scores)
-    last = list(state.game.history[-1][3]) if state.game.history else [0, 0]
+    game = state[14]
+    scores = list(game.scores)
+    last = list(game.history[-1][3]) if game.history else [0, 0]
     ranks = base.ranks_from_scores(scores, last)
     winners = [s for s in (0, 1) if ranks[s] == 1]
     return {"scores": scores, "winners": winners, "ranks": ranks, "draw": len(winners) == 2}
@@ -869,7 +829,7 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     The cards it cannot place (33 minus its hand, the decree, the played cards, its own cards
     under the deck and the opponent's publicly known cards) are shuffled with ``rng`` and dealt
     to the opponent's hand (besides its known cards) and the deck slots it does not know.
-    Raises ValueError if the view is inconsistent.
+    Raises ValueError if the view does not account for the 33 cards.
     """
     other = 1 - seat
     own = mask_of([parse_card(c) for c in view["hand"]])
@@ -879,12 +839,11 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     slots = [None if c is None else parse_card(c) for c in view["deck_known"]]
     own_returns = mask_of([c for c in slots if c is not None])
     placed = own | played | own_returns | known[other] | (1 << decree if decree >= 0 else 0)
-    if decree < 0:  # before the first deal nothing is placed
+    if decree < 0:  # before the first deal there are no cards to place
         placed = ALL_CARDS
-    pool = list(rng.shuffle(cards_of(ALL_CARDS & ~placed)))
+    pool = rng.shuffle(cards_of(ALL_CARDS & ~placed))
     need = view["hand_sizes"][other] - known[other].bit_count()
-    free = slots.count(None)
-    if need < 0 or len(pool) != need + free:
+    if need < 0 or len(pool) != need + slots.count(None):
         raise ValueError("the view does not account for the 33 cards")
     opponent = known[other] | mask_of(pool[:need])
     rest = iter(pool[need:])
@@ -895,48 +854,40 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     last = view["last_trick"]
     last_tuple = None
     if last is not None:
-        lc = last["cards"]
-        last_tuple = (
-            lc[0]["seat"],
-            parse_card(lc[0]["card"]),
-            parse_card(lc[1]["card"]),
-            last["winner"],
-        )
-    treasure = (view["treasure"][0], view["treasure"][1])
+        first, follow = last["cards"]
+        last_tuple = (first["seat"], parse_card(first["card"]), parse_card(follow["card"]),
+                      last["winner"])  # fmt: skip
+    treasure = view["treasure"]
     history = tuple(
         (tuple(r["tricks"]), tuple(r["points"]), tuple(r["treasure"]), tuple(r["total"]))
         for r in view["round_scores"]
     )
-    game = Game(
-        view["target"],
-        view["first_dealer"],
-        view["dealer"],
-        view["round"],
-        (view["scores"][0] - treasure[0], view["scores"][1] - treasure[1]),
-        history,
-    )  # type: ignore[arg-type]
+    scores = (view["scores"][0] - treasure[0], view["scores"][1] - treasure[1])
+    game = Game(view["target"], view["first_dealer"], view["dealer"], view["round"], scores,
+                history)  # type: ignore[arg-type]  # fmt: skip
     hands = [0, 0]
     hands[seat], hands[other] = own, opponent
     returned = [0, 0]
     returned[seat] = own_returns
-    to_act_ = view["to_act"]
+    acting = view["to_act"]
     return State(
-        phase=PHASE_NAMES.index(view["phase"]),
-        turn=to_act_[0] if to_act_ else NOBODY,
-        hand0=hands[0],
-        hand1=hands[1],
-        leader=view["leader"],
-        lead=lead,
-        second=second,
-        played=played,
-        decree=decree,
-        deck=deck,
-        tricks=(view["tricks_won"][0], view["tricks_won"][1]),
-        treasure=treasure,
-        known=known,  # type: ignore[arg-type]
-        returned=(returned[0], returned[1]),
-        last=last_tuple,
-        game=game,
+        (
+            PHASE_NAMES.index(view["phase"]),
+            acting[0] if acting else NOBODY,
+            hands[0],
+            hands[1],
+            view["leader"],
+            lead,
+            second,
+            played,
+            decree,
+            deck,
+            pack_tally(view["tricks_won"], treasure),
+            (known[0], known[1]),
+            (returned[0], returned[1]),
+            last_tuple,
+            game,
+        )
     )
 
 
@@ -985,26 +936,23 @@ def event_from_json(doc: Mapping[str, Any]) -> Any:
 
 # --- private helpers -------------------------------------------------------------------------
 
-_new = tuple.__new__  # builds a State from a tuple without NamedTuple's keyword __new__
-
 
 def _end_round(state: State, events: list[Any], won: TrickWon, rng: Rng) -> list[Any]:
     """``events`` (ending with the 13th trick's ``won``) plus ``round_scored`` and the next
     deal, or ``game_ended``."""
-    tricks = list(state.tricks)
-    treasure = list(state.treasure)
-    tricks[won.winner] += 1
-    treasure[won.winner] += won.points
+    tally = state[10] + _tally_delta(won.winner, won.points)
+    tricks = (tally >> 4 & 15, tally >> 8 & 15)
+    treasure = (tally >> 12 & 15, tally >> 16 & 15)
     points = (SCORE_BY_TRICKS[tricks[0]], SCORE_BY_TRICKS[tricks[1]])
     total = (points[0] + treasure[0], points[1] + treasure[1])
-    game = state.game
+    game = state[14]
     scores = (game.scores[0] + total[0], game.scores[1] + total[1])
     events.append(
         RoundScored(
             round=game.round,
-            tricks=(tricks[0], tricks[1]),
+            tricks=tricks,
             points=points,
-            treasure=(treasure[0], treasure[1]),
+            treasure=treasure,
             total=total,
             scores=scores,
         )
@@ -1030,9 +978,13 @@ def _shuffle(rng: Rng) -> list[int]:
     Fisher-Yates choice sequence, so all 33! orders are equally likely."""
     k = rng.below(_PERMUTATIONS)
     out = list(range(CARD_COUNT))
-    for i in range(CARD_COUNT - 1, 0, -1):
-        k, j = divmod(k, i + 1)
-        out[i], out[j] = out[j], out[i]
+    # Same digits as dividing k by 33, 32, ... in turn, but most divisions are on small ints:
+    # take a group's worth of digits (a product below 2**30) off k, then split that.
+    for radices, product in _RADIX_GROUPS:
+        k, chunk = divmod(k, product)
+        for r in radices:
+            chunk, j = divmod(chunk, r)
+            out[r - 1], out[j] = out[j], out[r - 1]
     return out
 
 
@@ -1149,9 +1101,10 @@ def _trick_winner(trump: int, lead: int, second: int) -> int:
     return 1 if second_suit == lead_suit and second_rank > lead_rank else 0
 
 
-def _trick_table() -> tuple[tuple[TrickWon, ...], ...]:
-    """``[leader * 33 + decree][lead * 33 + second]`` -> the (shared) TrickWon event."""
-    cache: dict[tuple[int, int, int], TrickWon] = {}
+def _trick_table() -> tuple[tuple[tuple[TrickWon, int], ...], ...]:
+    """``[leader * 33 + decree][lead * 33 + second]`` -> (the shared TrickWon event, what it
+    adds to ``State.tally``)."""
+    cache: dict[tuple[int, int, int], tuple[TrickWon, int]] = {}
     rows = []
     for leader in (0, 1):
         by_trump = []
@@ -1167,24 +1120,30 @@ def _trick_table() -> tuple[tuple[TrickWon, ...], ...]:
                     points = (lead % 11 == TREASURE - 1) + (second % 11 == TREASURE - 1)
                     key = (winner, points, nxt)
                     if key not in cache:
-                        cache[key] = TrickWon(winner=winner, points=points, next_leader=nxt)
+                        won = TrickWon(winner=winner, points=points, next_leader=nxt)
+                        cache[key] = (won, _tally_delta(winner, points))
                     row.append(cache[key])
             by_trump.append(tuple(row))
         rows.extend(by_trump[decree // 11] for decree in range(CARD_COUNT))
     return tuple(rows)
 
 
-def _by_suit(commands: Sequence[Any]) -> list[list[tuple[Any, ...]]]:
+def _tally_delta(winner: int, points: int) -> int:
+    """What a trick adds to ``State.tally``: one trick played, one won, its Treasure."""
+    return 1 | 1 << (4 + 4 * winner) | points << (12 + 4 * winner)
+
+
+def _by_suit(commands: Sequence[Any]) -> tuple[tuple[tuple[Any, ...], ...], ...]:
     """``[suit][11-bit mask of ranks]`` -> the commands (one per card) of those cards."""
-    return [
-        [tuple(commands[suit * 11 + r] for r in range(11) if m >> r & 1) for m in range(1 << 11)]
+    return tuple(
+        tuple(tuple(commands[suit * 11 + r] for r in range(11) if m >> r & 1) for m in range(2048))
         for suit in range(3)
-    ]
+    )
 
 
 def _after_play(seat: int, card: int) -> tuple[int, int]:
     """(phase, seat to act) right after ``seat`` plays ``card``: its owner resolves a Fox or a
-    Woodcutter; otherwise the other seat (for a trick's 2nd card, trick_won then decides)."""
+    Woodcutter; otherwise the other seat (a completed trick then sets the next leader)."""
     rank = card % 11 + 1
     if rank == FOX:
         return PHASE_FOX, seat
@@ -1193,21 +1152,30 @@ def _after_play(seat: int, card: int) -> tuple[int, int]:
     return PHASE_PLAY, 1 - seat
 
 
+# Shared command objects (frozen): parse_command and legal_commands hand these out.
 KEEP_DECREE = KeepDecree()
-# One shared command object per card; parse_command and legal_commands hand these out.
 PLAY = tuple(Play(card=c) for c in range(CARD_COUNT))
 EXCHANGE = tuple(ExchangeDecree(card=c) for c in range(CARD_COUNT))
 RETURN = tuple(ReturnCard(card=c) for c in range(CARD_COUNT))
+
 _PERMUTATIONS = math.factorial(CARD_COUNT)
-_BIT = {c: 1 << c for c in range(CARD_COUNT)}
-_SHIFT = (0, 11, 22)
-_SUIT_MASK_OF = tuple(_SUIT_BITS << (11 * (c // 11)) for c in range(CARD_COUNT))
+_RADIX_GROUPS = tuple(
+    (tuple(group), math.prod(group))
+    for group in (
+        range(33, 27, -1),
+        range(27, 21, -1),
+        range(21, 14, -1),
+        range(14, 5, -1),
+        range(5, 1, -1),
+    )
+)
+_SUIT_MASK_OF = tuple(0x7FF << (11 * (c // 11)) for c in range(CARD_COUNT))
 _ONES = 1 | 1 << 11 | 1 << 22  # the Swans (rank 1) of every suit
 _TO_ACT: tuple[tuple[int, ...], ...] = ((0,), (1,), ())
 _PLAYS = _by_suit(PLAY)
 _EXCHANGES = _by_suit(EXCHANGE)
 _RETURNS = _by_suit(RETURN)
-# For a led card: the Play tables of its suit, and the shift that brings its suit to bits 0-10.
+# For a led card: the Play table of its suit, and the shift that brings its suit to bits 0-10.
 _FOLLOW_PLAYS = tuple(_PLAYS[c // 11] for c in range(CARD_COUNT))
 _FOLLOW_SHIFT = tuple(11 * (c // 11) for c in range(CARD_COUNT))
 _AFTER_PLAY = tuple(tuple(_after_play(s, c) for c in range(CARD_COUNT)) for s in (0, 1))
@@ -1218,6 +1186,15 @@ _CARD_RETURNED = tuple(
     tuple(CardReturned(seat=s, card=c) for c in range(CARD_COUNT)) for s in (0, 1)
 )
 _DECREE_KEPT = (DecreeKept(seat=0), DecreeKept(seat=1))
+# [seat][new * 33 + old]
+_DECREE_EXCHANGED = tuple(
+    tuple(
+        DecreeExchanged(seat=s, card=new, old=old)
+        for new in range(CARD_COUNT)
+        for old in range(CARD_COUNT)
+    )
+    for s in (0, 1)
+)
 _CARD_COMMANDS: dict[str, tuple[Any, ...]] = {
     Play.TYPE: PLAY,
     ExchangeDecree.TYPE: EXCHANGE,
@@ -1232,6 +1209,7 @@ _EVOLVERS: dict[type, Any] = {
     DecreeKept: _on_decree_kept,
     CardDrawn: _on_card_drawn,
     CardReturned: _on_card_returned,
+    TrickWon: _on_trick_won,
     RoundScored: _on_round_scored,
     GameEnded: _on_game_ended,
 }
