@@ -9,6 +9,8 @@ from typing import Any
 from flask import Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from webargs import core as webargs_core
+from webargs.flaskparser import FlaskParser
 
 from services.gateway import auth, schemas
 from services.gateway.problems import Problem
@@ -17,7 +19,25 @@ from shared.games.errors import GameError
 from shared.projections import AUDITOR, visible_events
 from shared.service import CommandMessage, GameService, new_command_id
 
-blp = Blueprint("games", __name__, description="Games, commands, views and events")
+
+class JsonBodyParser(FlaskParser):
+    """Reads the body as JSON whatever its Content-Type: ``curl -d`` sends
+    ``application/x-www-form-urlencoded`` by default, and "missing field" would mislead."""
+
+    def _raw_load_json(self, req: Any) -> Any:
+        data = req.get_data(cache=True)
+        if not data:
+            return webargs_core.missing
+        return webargs_core.parse_json(data)
+
+
+class GamesBlueprint(Blueprint):
+    """flask-smorest Blueprint with the lenient JSON body parser."""
+
+    ARGUMENTS_PARSER = JsonBodyParser()
+
+
+blp = GamesBlueprint("games", __name__, description="Games, commands, views and events")
 SECURITY = [{"bearer": []}]
 
 

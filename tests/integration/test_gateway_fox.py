@@ -321,3 +321,12 @@ def test_a_seat_cannot_read_another_seats_command_outcome(stack: Stack) -> None:
     assert mine["status"] == "rejected" and mine["error"]["rule"]
     theirs = stack.http.get(url, headers=bearer(tokens[1 - seat])).get_json()
     assert theirs == {"command_id": f"s{seat}-try-1", "status": "pending"}
+
+
+def test_json_body_without_a_json_content_type_is_read_as_json(stack: Stack) -> None:
+    body = '{"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}'
+    resp = stack.http.post("/v1/games", data=body,
+                           content_type="application/x-www-form-urlencoded")
+    assert resp.status_code == 201
+    problem(stack.http.post("/v1/games", data="game=fox",
+                            content_type="application/x-www-form-urlencoded"), 400)
