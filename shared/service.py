@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import orjson
 import redis
 
 from shared import games, keys
@@ -272,12 +273,11 @@ class GameService:
         views = self._project(pipe, record) if record is not None else None
         body = json.dumps(outcome, separators=(",", ":"))
         pipe.set(keys.result(gid, cid), body, ex=RESULT_TTL)
-        if views is not None and outcome["status"] == "accepted":
-            # The waiting client gets its new view in the reply: one round trip less.
-            seat_view = views[message.seat] if 0 <= message.seat < len(views) else None
-            reply = body[:-1] + ',"view":' + seat_view + "}" if seat_view else body
-        else:
-            reply = body
+        reply = body
+        if views is not None and outcome["status"] == "accepted" and message.seat < len(views):
+            # The waiting client gets its new view after a newline (compact JSON has none):
+            # one round trip less, and the gateway never parses the view.
+            reply = body + "\n" + views[message.seat]
         pipe.lpush(keys.reply(gid, cid), reply)
         pipe.expire(keys.reply(gid, cid), REPLY_TTL)
         if ack is not None:
@@ -422,8 +422,9 @@ class GameService:
 
 def projection_json(doc: Mapping[str, Any]) -> str:
     """The bytes of a projection: compact JSON in the (deterministic) order the code built it,
-    so a rebuild from the events writes the same bytes."""
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    so a rebuild from the events writes the same bytes. (orjson: the same text as
+    ``json.dumps(separators=(",", ":"), ensure_ascii=False)``, several times faster.)"""
+    return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def seat_for_token(token_hashes: Sequence[str | None], token: str) -> int | None:

@@ -177,7 +177,9 @@ class Commands(MethodView):
         headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
         if popped is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
-        return _outcome_response(svc, game_id, caller.seat, json.loads(popped[1]), headers)
+        head, _, seat_view = popped[1].partition(b"\n")
+        return _outcome_response(svc, game_id, caller.seat, json.loads(head), headers,
+                                 seat_view or None)
 
 
 @blp.route("/v1/games/<game_id>/commands/<command_id>")
@@ -226,15 +228,21 @@ class Events(MethodView):
 
 
 def _outcome_response(
-    svc: GameService, game_id: str, seat: int, outcome: dict[str, Any], headers: dict[str, str]
+    svc: GameService,
+    game_id: str,
+    seat: int,
+    outcome: dict[str, Any],
+    headers: dict[str, str],
+    seat_view: bytes | None,
 ) -> Response:
     if outcome["status"] == "accepted":
-        doc = outcome.pop("view", None)
-        if doc is None:
-            raw = svc.r.get(keys.view(game_id, seat))
-            doc = json.loads(raw) if raw else {}
-        doc["command"] = {k: outcome[k] for k in ("command_id", "status", "events") if k in outcome}
-        return _json_response(doc, 200, headers)
+        raw = seat_view or svc.r.get(keys.view(game_id, seat)) or b"{}"
+        command = {k: outcome[k] for k in ("command_id", "status", "events") if k in outcome}
+        # Splice the command into the view's JSON object rather than parse and re-encode it.
+        raw = raw.rstrip()
+        sep = b"," if raw != b"{}" else b""
+        body = raw[:-1] + sep + b'"command":' + json.dumps(command).encode() + b"}"
+        return _json_response(body, 200, headers)
     if outcome["status"] == "error":
         raise Problem(500, "server/error", "the command could not be processed",
                       title="Internal Server Error")

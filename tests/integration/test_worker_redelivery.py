@@ -46,7 +46,8 @@ def test_redelivered_command_is_recognised_and_not_applied_twice(
     fresh = StreamConsumer(redis_client, _service(redis_client), "fox", name="crashy")
     assert fresh.recover() == 1
     assert fresh.service.store.head(gid)[0] == version  # nothing appended twice
-    again = json.loads(redis_client.blpop([keys.reply(gid, "c-1")], timeout=1)[1])
+    raw = redis_client.blpop([keys.reply(gid, "c-1")], timeout=1)[1]
+    again = json.loads(raw.partition(b"\n")[0])  # the outcome, then the seat's view
     assert again["status"] == "accepted" and again["events"] == outcome["events"]
     assert redis_client.xpending(keys.command_stream("fox", 0), GROUP)["pending"] == 0
 
