@@ -89,40 +89,37 @@ STATE_FIELDS = (
 )  # fmt: skip
 
 
-class State(tuple):  # type: ignore[type-arg]
-    """The whole game, as an immutable tuple of ints and tuples (fields in ``STATE_FIELDS``).
+class State(tuple[Any, ...]):
+    """The whole game: an immutable tuple of ints and tuples, fields in ``STATE_FIELDS`` order,
+    each also an attribute. Cards are ints (``card_code``), sets of cards bitmasks.
 
-    A plain tuple subclass rather than a NamedTuple: ``State((...))`` is built by C code, which
-    makes ``evolve`` markedly cheaper. Cards are ints (``card_code``), sets of cards bitmasks.
+    A plain tuple subclass rather than a NamedTuple, so that ``State((...))`` is built by C code:
+    that makes ``evolve`` markedly cheaper.
     """
 
     __slots__ = ()
 
-    phase: int = property(itemgetter(0), doc="PHASE_*")  # type: ignore[assignment]
-    turn: int = property(itemgetter(1), doc="the seat to act, or NOBODY")  # type: ignore[assignment]
-    hand0: int = property(itemgetter(2), doc="seat 0's hand")  # type: ignore[assignment]
-    hand1: int = property(itemgetter(3), doc="seat 1's hand")  # type: ignore[assignment]
-    leader: int = property(itemgetter(4), doc="who leads (led) this trick")  # type: ignore[assignment]
-    lead: int = property(itemgetter(5), doc="the card led, or -1")  # type: ignore[assignment]
-    second: int = property(itemgetter(6), doc="the follower's card, or -1")  # type: ignore[assignment]
-    played: int = property(itemgetter(7), doc="cards put on the table this round")  # type: ignore[assignment]
-    decree: int = property(itemgetter(8), doc="the decree card (-1 before a deal)")  # type: ignore[assignment]
-    deck: tuple[int, ...] = property(itemgetter(9), doc="the draw deck, top first")  # type: ignore[assignment]
-    tally: int = property(
+    phase = property(itemgetter(0), doc="PHASE_*")
+    turn = property(itemgetter(1), doc="the seat to act, or NOBODY")
+    hand0 = property(itemgetter(2), doc="seat 0's hand (bitmask)")
+    hand1 = property(itemgetter(3), doc="seat 1's hand (bitmask)")
+    leader = property(itemgetter(4), doc="the seat that leads (or led) this trick")
+    lead = property(itemgetter(5), doc="the card led to this trick, or -1")
+    second = property(itemgetter(6), doc="the follower's card in this trick, or -1")
+    played = property(itemgetter(7), doc="every card put on the table this round (bitmask)")
+    decree = property(itemgetter(8), doc="the decree card, whose suit is trump (-1: no deal)")
+    deck = property(itemgetter(9), doc="the draw deck, top first (tuple of cards)")
+    tally = property(
         itemgetter(10),
-        doc="this round's tricks played | tricks won (seat 0 << 4, seat 1 << 8) | Treasure"
-        " points (seat 0 << 12, seat 1 << 16), 4 bits each",
-    )  # type: ignore[assignment]
-    known: tuple[int, int] = property(
-        itemgetter(11), doc="per seat, cards publicly known to be in that hand"
-    )  # type: ignore[assignment]
-    returned: tuple[int, int] = property(
-        itemgetter(12), doc="per seat, cards it put under the deck this round (only it knows)"
-    )  # type: ignore[assignment]
-    last: tuple[int, int, int, int] | None = property(
-        itemgetter(13), doc="the last trick: (leader, lead, second, winner), or None"
-    )  # type: ignore[assignment]
-    game: Game = property(itemgetter(14), doc="scores, history, settings")  # type: ignore[assignment]
+        doc="this round's counts, 4 bits each: tricks played, tricks won by seat 0 (<< 4) and"
+        " seat 1 (<< 8), Treasure points of seat 0 (<< 12) and seat 1 (<< 16); see pack_tally",
+    )
+    known = property(itemgetter(11), doc="per seat, the cards publicly known in that hand")
+    returned = property(
+        itemgetter(12), doc="per seat, the cards it put under the deck this round (only it knows)"
+    )
+    last = property(itemgetter(13), doc="the last trick (leader, lead, second, winner) or None")
+    game = property(itemgetter(14), doc="the Game: settings, scores, history")
 
     @property
     def tricks(self) -> tuple[int, int]:
@@ -275,7 +272,11 @@ class CardReturned:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrickWon:
     """``winner`` took the trick and ``points`` (one per Treasure in it); ``next_leader``
-    leads the next trick (the winner, unless the loser played a Swan)."""
+    leads the next trick (the winner, unless the loser played a Swan).
+
+    The record of what the rules decided: ``evolve`` takes the trick already with the event
+    that completed it (by the same table), so this event changes no state.
+    """
 
     TYPE: ClassVar[str] = "trick_won"
     winner: int
@@ -408,7 +409,7 @@ def setup(seats: int, options: Mapping[str, Any], rng: Rng) -> list[Any]:
     """``game_started`` and the first ``round_dealt``.
 
     Draws, in this order: the first dealer (``rng.below(2)``) unless the options fix it, then
-    the deal (one ``rng.below(33!)``, see ``_shuffle`` and ``_deal_event``) unless ``deal`` fixes it.
+    the deal (one ``rng.below(33! / 13!)``, see ``_shuffle``) unless ``deal`` fixes it.
     """
     opts = parse_options(seats, options)
     dealer = opts["first_dealer"]
@@ -421,7 +422,7 @@ def setup(seats: int, options: Mapping[str, Any], rng: Rng) -> list[Any]:
         first = RoundDealt(
             round=1,
             dealer=dealer,
-            hands=tuple(tuple(sorted(parse_card(c) for c in h)) for h in deal["hands"]),  # type: ignore[arg-type]
+            hands=(_sorted_cards(deal["hands"][0]), _sorted_cards(deal["hands"][1])),
             decree=parse_card(deal["decree"]),
             deck=tuple(parse_card(c) for c in deal["deck"]),
         )
@@ -535,8 +536,11 @@ def evolve(state: State | None, event: Any) -> State:
     that ``decide`` used to write ``trick_won``; ``trick_won`` itself then changes nothing.
     That saves building one state per trick, which is a good share of a play-out's time.
     """
-    if type(event) is not CardPlayed:
-        return _EVOLVERS[type(event)](state, event)
+    kind = type(event)
+    if kind is not CardPlayed:
+        if kind is TrickWon:
+            return state  # type: ignore[return-value]  # taken with the trick's last card
+        return _EVOLVERS[kind](state, event)
     # fmt: off
     (phase, turn, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
      last, game) = state  # type: ignore[misc]
@@ -564,6 +568,8 @@ def evolve(state: State | None, event: Any) -> State:
     # fmt: on
 
 
+_new_game = tuple.__new__  # Game from a tuple, in C (NamedTuple's own __new__ is Python)
+
 # fmt: off
 # Each handler unpacks the state and builds the next one in one go (no field-by-field
 # ``replace``, which costs several times more); the field order is STATE_FIELDS'.
@@ -577,9 +583,9 @@ def _on_game_started(state: State | None, e: GameStarted) -> State:
 
 def _on_round_dealt(s: State, e: RoundDealt) -> State:
     target, first_dealer, _, _, scores, history = s[14]
-    game = Game(target, first_dealer, e.dealer, e.round, scores, history)
+    game = _new_game(Game, (target, first_dealer, e.dealer, e.round, scores, history))
     first = 1 - e.dealer  # the non-dealer leads the first trick
-    return State((PHASE_PLAY, first, mask_of(e.hands[0]), mask_of(e.hands[1]), first, -1, -1,
+    return State((PHASE_PLAY, first, _mask(e.hands[0]), _mask(e.hands[1]), first, -1, -1,
                   0, e.decree, tuple(e.deck), 0, (0, 0), (0, 0), None, game))
 
 
@@ -646,16 +652,12 @@ def _on_card_returned(s: State, e: CardReturned) -> State:
                        returned, game)
 
 
-def _on_trick_won(s: State, e: TrickWon) -> State:
-    return s  # taken by the event that completed the trick (see evolve)
-
-
 def _on_round_scored(s: State, e: RoundScored) -> State:
     (phase, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
      last, game) = s
     target, first_dealer, dealer, round_, _, history = game
     history += ((e.tricks, e.points, e.treasure, e.total),)
-    game = Game(target, first_dealer, dealer, round_, e.scores, history)
+    game = _new_game(Game, (target, first_dealer, dealer, round_, e.scores, history))
     # The round's Treasure is in the new totals now; its tricks stay visible until the deal.
     tally &= 0xFFF
     return State((phase, NOBODY, h0, h1, leader, lead, second, played, decree, deck, tally,
@@ -971,20 +973,26 @@ def _end_round(state: State, events: list[Any], won: TrickWon, rng: Rng) -> list
 
 
 def _shuffle(rng: Rng) -> list[int]:
-    """Cards 0..32 in a uniformly random order from ONE draw of ``rng`` (one HMAC block, where
-    ``rng.shuffle`` would spend 32): ``k = rng.below(33!)``, then Fisher-Yates from the end with
-    ``k`` as the source of indices: for ``i`` from 32 down to 1, ``k, j = divmod(k, i + 1)`` and
-    swap positions ``i`` and ``j``. The map from ``k`` to the indices is a bijection onto every
-    Fisher-Yates choice sequence, so all 33! orders are equally likely."""
-    k = rng.below(_PERMUTATIONS)
+    """Cards 0..32 arranged for a deal (see ``_deal_event``) from ONE draw of ``rng``.
+
+    ``k = rng.below(33! / 13!)``, then a partial Fisher-Yates shuffle from the end that takes
+    its indices from ``k``: for ``i`` from 32 down to 13, ``k, j = divmod(k, i + 1)`` and swap
+    positions ``i`` and ``j`` (starting from cards 0..32 in order). Positions 13..32 are then a
+    uniformly random arrangement of 20 of the cards, and positions 0..12 the other 13, a hand,
+    whose order does not matter. One HMAC block instead of ``rng.shuffle``'s 32.
+    """
+    k = rng.below(_DEAL_CHOICES)
     out = list(range(CARD_COUNT))
-    # Same digits as dividing k by 33, 32, ... in turn, but most divisions are on small ints:
-    # take a group's worth of digits (a product below 2**30) off k, then split that.
+    # The same digits as dividing k by 33, 32, ... in turn, but on small ints: take a group's
+    # worth of digits (a product below 2**30) off k, then split that.
     for radices, product in _RADIX_GROUPS:
-        k, chunk = divmod(k, product)
+        chunk = k % product
+        k //= product
         for r in radices:
-            chunk, j = divmod(chunk, r)
-            out[r - 1], out[j] = out[j], out[r - 1]
+            j = chunk % r
+            chunk //= r
+            i = r - 1
+            out[i], out[j] = out[j], out[i]
     return out
 
 
@@ -1074,6 +1082,15 @@ def _monarch_answers(held: int) -> int:
     return (held & -held & _ONES) | (1 << (held.bit_length() - 1))
 
 
+def _sorted_cards(cards: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(sorted(parse_card(c) for c in cards))
+
+
+def _mask(cards: Sequence[int]) -> int:
+    """``mask_of`` for a deal's hands, looped in C (the cards are distinct)."""
+    return sum(map(_BITS.__getitem__, cards))
+
+
 def _cards_json(mask: int) -> list[dict[str, Any]]:
     return [card_json(c) for c in cards_of(mask)]
 
@@ -1158,17 +1175,13 @@ PLAY = tuple(Play(card=c) for c in range(CARD_COUNT))
 EXCHANGE = tuple(ExchangeDecree(card=c) for c in range(CARD_COUNT))
 RETURN = tuple(ReturnCard(card=c) for c in range(CARD_COUNT))
 
-_PERMUTATIONS = math.factorial(CARD_COUNT)
+# The deal's one draw: the choices of a partial Fisher-Yates over 33 cards down to position 13.
+_DEAL_CHOICES = math.perm(CARD_COUNT, CARD_COUNT - HAND_SIZE)
 _RADIX_GROUPS = tuple(
     (tuple(group), math.prod(group))
-    for group in (
-        range(33, 27, -1),
-        range(27, 21, -1),
-        range(21, 14, -1),
-        range(14, 5, -1),
-        range(5, 1, -1),
-    )
+    for group in (range(33, 27, -1), range(27, 21, -1), range(21, 14, -1), range(14, 13, -1))
 )
+_BITS = tuple(1 << c for c in range(CARD_COUNT))
 _SUIT_MASK_OF = tuple(0x7FF << (11 * (c // 11)) for c in range(CARD_COUNT))
 _ONES = 1 | 1 << 11 | 1 << 22  # the Swans (rank 1) of every suit
 _TO_ACT: tuple[tuple[int, ...], ...] = ((0,), (1,), ())
@@ -1209,7 +1222,6 @@ _EVOLVERS: dict[type, Any] = {
     DecreeKept: _on_decree_kept,
     CardDrawn: _on_card_drawn,
     CardReturned: _on_card_returned,
-    TrickWon: _on_trick_won,
     RoundScored: _on_round_scored,
     GameEnded: _on_game_ended,
 }

@@ -8,14 +8,14 @@ the command id.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 import redis
 
 from shared import keys
-from shared.events import GENESIS_HASH, Envelope, canonical_json
+from shared.events import GENESIS_HASH, Envelope
 from shared.store.port import AppendResult, DuplicateCommand, StaleVersion
 
 APPEND_LUA = """
@@ -74,7 +74,7 @@ class RedisEventStore:
         ]
         for env in envelopes:
             args.append(env.version)
-            args.append(canonical_json(env.to_dict()))
+            args.append(orjson.dumps(env.to_dict(), option=orjson.OPT_NON_STR_KEYS))
         status, value = self._append(
             keys=[keys.events(game_id), keys.head(game_id), keys.commands(game_id)], args=args
         )
@@ -90,7 +90,7 @@ class RedisEventStore:
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``EventStore.read``."""
         rows = self._r.xrange(keys.events(game_id), min=f"0-{after + 1}", max="+", count=limit)
-        return [Envelope.from_dict(json.loads(fields[b"env"])) for _id, fields in rows]
+        return [Envelope.from_dict(orjson.loads(fields[b"env"])) for _id, fields in rows]
 
     def head(self, game_id: str) -> tuple[int, str]:
         """See ``EventStore.head``."""
