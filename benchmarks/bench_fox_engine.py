@@ -55,8 +55,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile one run instead")
     args = parser.parse_args()
     if args.profile:
-        cProfile.runctx("play_games(args.games, args.seed)", globals(), {"args": args}, "fox.prof")
-        pstats.Stats("fox.prof").sort_stats("tottime").print_stats(15)
+        profiler = cProfile.Profile()
+        profiler.runcall(play_games, args.games, args.seed)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
         return
     best = None
     for _ in range(args.repeat):

@@ -22,8 +22,9 @@ Representation, chosen for speed (random play-outs for search bots) without givi
 
 * A card is an int ``suit * 11 + rank - 1`` (0..32, suits in ``SUITS`` order); JSON spells it
   ``{"suit": "keys", "rank": 7}``. A hand, or any set of cards, is an int bitmask (bit ``card``).
-* ``State`` is an immutable tuple with named fields; ``evolve`` builds a new one per event and
-  never mutates. Tricks and Treasure of the round are packed in one small int (``tally``).
+* ``State`` is a plain tuple (laid out as ``StateFields``, which names the fields): CPython's
+  cheapest immutable record. ``evolve`` builds a new one per event and never mutates. The
+  round's tricks and Treasure are packed in one small int (``tally``).
 * Every command and every per-(seat, card) event is created once at import and shared (they are
   frozen); trick results are a precomputed table, so the trick's last card resolves it at once.
 * Commands and events keep cards as ints in memory; ``command_to_json``/``event_to_json`` write
@@ -35,8 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from operator import itemgetter
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeAlias
 
 from shared.games import base, errors
 from shared.games.errors import GameError, illegal, invalid_command, invalid_options
@@ -59,11 +59,11 @@ SWAN, FOX, WOODCUTTER, TREASURE, WITCH, MONARCH = 1, 3, 5, 7, 9, 11
 # Round score by tricks won (index = tricks, 0..13).
 SCORE_BY_TRICKS = (6, 6, 6, 6, 1, 2, 3, 6, 6, 6, 0, 0, 0, 0)
 
-# Phases (State.phase) and their names in views.
+# Phases (StateFields.phase) and their names in views.
 PHASE_PLAY, PHASE_FOX, PHASE_WOODCUTTER, PHASE_OVER = 0, 1, 2, 3
 PHASE_NAMES = ("play", "fox_exchange", "woodcutter_return", "game_over")
 
-# State.turn when nobody is to act (between rounds, game over).
+# StateFields.turn when nobody is to act (between rounds, game over).
 NOBODY = 2
 
 ALL_CARDS = (1 << CARD_COUNT) - 1
@@ -83,73 +83,62 @@ class Game(NamedTuple):
     history: tuple[tuple[tuple[int, int], ...], ...]  # per round: (tricks, points, treasure, total)
 
 
-STATE_FIELDS = (
-    "phase", "turn", "hand0", "hand1", "leader", "lead", "second", "played", "decree", "deck",
-    "tally", "known", "returned", "last", "game",
-)  # fmt: skip
+class StateFields(NamedTuple):
+    """The layout of a ``State``, with names: ``state_fields(state)`` reads one this way.
 
-
-class State(tuple[Any, ...]):
-    """The whole game: an immutable tuple of ints and tuples, fields in ``STATE_FIELDS`` order,
-    each also an attribute. Cards are ints (``card_code``), sets of cards bitmasks.
-
-    A plain tuple subclass rather than a NamedTuple, so that ``State((...))`` is built by C code:
-    that makes ``evolve`` markedly cheaper.
+    Cards are ints (``card_code``), sets of cards bitmasks (bit ``card``).
     """
 
-    __slots__ = ()
-
-    phase = property(itemgetter(0), doc="PHASE_*")
-    turn = property(itemgetter(1), doc="the seat to act, or NOBODY")
-    hand0 = property(itemgetter(2), doc="seat 0's hand (bitmask)")
-    hand1 = property(itemgetter(3), doc="seat 1's hand (bitmask)")
-    leader = property(itemgetter(4), doc="the seat that leads (or led) this trick")
-    lead = property(itemgetter(5), doc="the card led to this trick, or -1")
-    second = property(itemgetter(6), doc="the follower's card in this trick, or -1")
-    played = property(itemgetter(7), doc="every card put on the table this round (bitmask)")
-    decree = property(itemgetter(8), doc="the decree card, whose suit is trump (-1: no deal)")
-    deck = property(itemgetter(9), doc="the draw deck, top first (tuple of cards)")
-    tally = property(
-        itemgetter(10),
-        doc="this round's counts, 4 bits each: tricks played, tricks won by seat 0 (<< 4) and"
-        " seat 1 (<< 8), Treasure points of seat 0 (<< 12) and seat 1 (<< 16); see pack_tally",
-    )
-    known = property(itemgetter(11), doc="per seat, the cards publicly known in that hand")
-    returned = property(
-        itemgetter(12), doc="per seat, the cards it put under the deck this round (only it knows)"
-    )
-    last = property(itemgetter(13), doc="the last trick (leader, lead, second, winner) or None")
-    game = property(itemgetter(14), doc="the Game: settings, scores, history")
+    phase: int  # PHASE_*
+    turn: int  # the seat to act, or NOBODY
+    hand0: int  # seat 0's hand
+    hand1: int  # seat 1's hand
+    leader: int  # the seat that leads (or led) this trick
+    lead: int  # the card led to this trick, or -1
+    second: int  # the follower's card in this trick, or -1
+    played: int  # every card put on the table this round
+    decree: int  # the decree card, whose suit is trump (-1 before the first deal)
+    deck: tuple[int, ...]  # the draw deck, top first
+    tally: int  # this round's tricks and Treasure, packed: see pack_tally
+    known: tuple[int, int]  # per seat, the cards publicly known to be in that hand
+    returned: tuple[int, int]  # per seat, the cards it put under the deck this round
+    last: tuple[int, int, int, int] | None  # the last trick: (leader, lead, second, winner)
+    game: Game
 
     @property
     def tricks(self) -> tuple[int, int]:
-        """Tricks won this round per seat."""
-        t = self[10]
-        return (t >> 4 & 15, t >> 8 & 15)
+        """Tricks won this round, per seat."""
+        return (self.tally >> 4 & 15, self.tally >> 8 & 15)
 
     @property
     def treasure(self) -> tuple[int, int]:
-        """Treasure points won this round per seat (already part of ``view``'s scores)."""
-        t = self[10]
-        return (t >> 12 & 15, t >> 16 & 15)
+        """Treasure points won this round, per seat (already in ``view``'s scores)."""
+        return (self.tally >> 12 & 15, self.tally >> 16 & 15)
 
-    def replace(self, **changes: Any) -> State:
-        """A copy with some fields changed (``tricks``/``treasure`` re-pack the tally)."""
-        values = dict(zip(STATE_FIELDS, self, strict=True))
-        if "tricks" in changes or "treasure" in changes:
-            values["tally"] = pack_tally(
-                changes.pop("tricks", self.tricks), changes.pop("treasure", self.treasure)
-            )
-        values.update(changes)
-        return State(values[f] for f in STATE_FIELDS)
 
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{f}={v!r}" for f, v in zip(STATE_FIELDS, self, strict=True))
-        return f"State({inner})"
+# The whole game: a plain tuple laid out as StateFields. A plain tuple, not a NamedTuple or
+# another subclass, because CPython builds and unpacks exact tuples several times faster, and
+# evolve builds one per event: that alone is about a tenth of a random play-out's time.
+State: TypeAlias = tuple
+
+
+def state_fields(state: State) -> StateFields:
+    """``state`` with named fields (for reading; the engine itself indexes and unpacks)."""
+    return StateFields._make(state)
+
+
+def replace_state(state: State, **changes: Any) -> State:
+    """A copy of ``state`` with some fields changed; ``tricks``/``treasure`` re-pack the tally."""
+    named = StateFields._make(state)
+    if "tricks" in changes or "treasure" in changes:
+        changes["tally"] = pack_tally(
+            changes.pop("tricks", named.tricks), changes.pop("treasure", named.treasure)
+        )
+    return tuple(named._replace(**changes))
 
 
 def pack_tally(tricks: Sequence[int], treasure: Sequence[int]) -> int:
-    """``State.tally`` for tricks won and Treasure points per seat."""
+    """The state's ``tally`` (see StateFields) for tricks won and Treasure points per seat."""
     return (
         (tricks[0] + tricks[1]) | tricks[0] << 4 | tricks[1] << 8 | treasure[0] << 12
         | treasure[1] << 16
@@ -556,15 +545,15 @@ def evolve(state: State | None, event: Any) -> State:
         known = (known[0] & ~bit, known[1] & ~bit)
     phase, turn = _AFTER_PLAY[seat][card]
     if lead < 0:
-        return State((phase, turn, h0, h1, leader, card, -1, played, decree, deck, tally, known,
-                      returned, last, game))
+        return (phase, turn, h0, h1, leader, card, -1, played, decree, deck, tally, known,
+                returned, last, game)
     if phase:  # a Fox or Woodcutter as the second card: the trick waits for its owner
-        return State((phase, turn, h0, h1, leader, lead, card, played, decree, deck, tally,
-                      known, returned, last, game))
+        return (phase, turn, h0, h1, leader, lead, card, played, decree, deck, tally, known,
+                returned, last, game)
     won, delta = _TRICK_RESULT[leader * 33 + decree][lead * 33 + card]
     nxt = won.next_leader
-    return State((0, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta, known,
-                  returned, (leader, lead, card, won.winner), game))
+    return (0, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta, known, returned,
+            (leader, lead, card, won.winner), game)
     # fmt: on
 
 
@@ -572,21 +561,21 @@ _new_game = tuple.__new__  # Game from a tuple, in C (NamedTuple's own __new__ i
 
 # fmt: off
 # Each handler unpacks the state and builds the next one in one go (no field-by-field
-# ``replace``, which costs several times more); the field order is STATE_FIELDS'.
+# ``replace``, which costs several times more); the field order is StateFields'.
 
 
 def _on_game_started(state: State | None, e: GameStarted) -> State:
     game = Game(e.target, e.first_dealer, e.first_dealer, 0, (0, 0), ())
-    return State((PHASE_PLAY, NOBODY, 0, 0, 1 - e.first_dealer, -1, -1, 0, -1, (), 0, (0, 0),
-                  (0, 0), None, game))
+    return (PHASE_PLAY, NOBODY, 0, 0, 1 - e.first_dealer, -1, -1, 0, -1, (), 0, (0, 0), (0, 0),
+            None, game)
 
 
 def _on_round_dealt(s: State, e: RoundDealt) -> State:
     target, first_dealer, _, _, scores, history = s[14]
     game = _new_game(Game, (target, first_dealer, e.dealer, e.round, scores, history))
     first = 1 - e.dealer  # the non-dealer leads the first trick
-    return State((PHASE_PLAY, first, _mask(e.hands[0]), _mask(e.hands[1]), first, -1, -1,
-                  0, e.decree, tuple(e.deck), 0, (0, 0), (0, 0), None, game))
+    return (PHASE_PLAY, first, _mask(e.hands[0]), _mask(e.hands[1]), first, -1, -1, 0, e.decree,
+            tuple(e.deck), 0, (0, 0), (0, 0), None, game)
 
 
 def _on_decree_exchanged(s: State, e: DecreeExchanged) -> State:
@@ -602,8 +591,8 @@ def _on_decree_exchanged(s: State, e: DecreeExchanged) -> State:
         h0 ^= swap
         known = (known[0] & ~(1 << new) | 1 << old, known[1])
     if second < 0:
-        return State((PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, new, deck,
-                      tally, known, returned, last, game))
+        return (PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, new, deck, tally,
+                known, returned, last, game)
     return _take_trick(h0, h1, leader, lead, second, played, new, deck, tally, known, returned,
                        game)
 
@@ -612,8 +601,8 @@ def _on_decree_kept(s: State, e: DecreeKept) -> State:
     (_, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned, last,
      game) = s
     if second < 0:
-        return State((PHASE_PLAY, 1 - e.seat, h0, h1, leader, lead, second, played, decree,
-                      deck, tally, known, returned, last, game))
+        return (PHASE_PLAY, 1 - e.seat, h0, h1, leader, lead, second, played, decree, deck, tally,
+                known, returned, last, game)
     return _take_trick(h0, h1, leader, lead, second, played, decree, deck, tally, known,
                        returned, game)
 
@@ -625,8 +614,8 @@ def _on_card_drawn(s: State, e: CardDrawn) -> State:
         h1 |= 1 << e.card
     else:
         h0 |= 1 << e.card
-    return State((phase, turn, h0, h1, leader, lead, second, played, decree, deck[1:], tally,
-                  known, returned, last, game))
+    return (phase, turn, h0, h1, leader, lead, second, played, decree, deck[1:], tally, known,
+            returned, last, game)
 
 
 def _on_card_returned(s: State, e: CardReturned) -> State:
@@ -646,8 +635,8 @@ def _on_card_returned(s: State, e: CardReturned) -> State:
         returned = (returned[0] | bit, returned[1])
     deck += (card,)
     if second < 0:
-        return State((PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, decree, deck,
-                      tally, known, returned, last, game))
+        return (PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, decree, deck, tally,
+                known, returned, last, game)
     return _take_trick(h0, h1, leader, lead, second, played, decree, deck, tally, known,
                        returned, game)
 
@@ -660,12 +649,12 @@ def _on_round_scored(s: State, e: RoundScored) -> State:
     game = _new_game(Game, (target, first_dealer, dealer, round_, e.scores, history))
     # The round's Treasure is in the new totals now; its tricks stay visible until the deal.
     tally &= 0xFFF
-    return State((phase, NOBODY, h0, h1, leader, lead, second, played, decree, deck, tally,
-                  known, returned, last, game))
+    return (phase, NOBODY, h0, h1, leader, lead, second, played, decree, deck, tally, known,
+            returned, last, game)
 
 
 def _on_game_ended(s: State, e: GameEnded) -> State:
-    return State((PHASE_OVER, NOBODY, *s[2:]))
+    return (PHASE_OVER, NOBODY, *s[2:])
 
 
 def _take_trick(h0: int, h1: int, leader: int, lead: int, second: int, played: int,
@@ -674,8 +663,8 @@ def _take_trick(h0: int, h1: int, leader: int, lead: int, second: int, played: i
     """The state after the trick (lead, second) is decided, as ``trick_won`` tells."""
     won, delta = _TRICK_RESULT[leader * 33 + decree][lead * 33 + second]
     nxt = won.next_leader
-    return State((PHASE_PLAY, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta,
-                  known, returned, (leader, lead, second, won.winner), game))
+    return (PHASE_PLAY, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta, known,
+            returned, (leader, lead, second, won.winner), game)
 
 
 # fmt: on
@@ -707,7 +696,8 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
             {"seat": 1 - last[0], "card": card_json(last[2])},
         ]
         last_trick = {"cards": cards, "winner": last[3]}
-    treasure = state.treasure
+    tally = state[10]
+    treasure = (tally >> 12 & 15, tally >> 16 & 15)
     own = seat == 0 or seat == 1
     out: dict[str, Any] = {
         "phase": PHASE_NAMES[phase],
@@ -724,7 +714,7 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "first_dealer": game.first_dealer,
         "round": game.round,
         "target": game.target,
-        "tricks_won": list(state.tricks),
+        "tricks_won": [tally >> 4 & 15, tally >> 8 & 15],
         "treasure": list(treasure),
         "scores": [game.scores[0] + treasure[0], game.scores[1] + treasure[1]],
         "round_scores": [
@@ -771,8 +761,7 @@ def legal_commands(state: State, seat: int) -> list[Any]:
                 if lead % 11 == 10:  # Monarch led: the 1 or the highest of the suit
                     held = (held & 1) | (1 << (held.bit_length() - 1))
                 return list(_FOLLOW_PLAYS[lead][held])
-        p0, p1, p2 = _PLAYS
-        return [*p0[hand & 0x7FF], *p1[hand >> 11 & 0x7FF], *p2[hand >> 22]]
+        return [*_PLAYS0[hand & 0x7FF], *_PLAYS1[hand >> 11 & 0x7FF], *_PLAYS2[hand >> 22]]
     if phase == PHASE_FOX:
         e0, e1, e2 = _EXCHANGES
         return [KEEP_DECREE, *e0[hand & 0x7FF], *e1[hand >> 11 & 0x7FF], *e2[hand >> 22]]
@@ -872,24 +861,22 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     returned = [0, 0]
     returned[seat] = own_returns
     acting = view["to_act"]
-    return State(
-        (
-            PHASE_NAMES.index(view["phase"]),
-            acting[0] if acting else NOBODY,
-            hands[0],
-            hands[1],
-            view["leader"],
-            lead,
-            second,
-            played,
-            decree,
-            deck,
-            pack_tally(view["tricks_won"], treasure),
-            (known[0], known[1]),
-            (returned[0], returned[1]),
-            last_tuple,
-            game,
-        )
+    return (
+        PHASE_NAMES.index(view["phase"]),
+        acting[0] if acting else NOBODY,
+        hands[0],
+        hands[1],
+        view["leader"],
+        lead,
+        second,
+        played,
+        decree,
+        deck,
+        pack_tally(view["tricks_won"], treasure),
+        (known[0], known[1]),
+        (returned[0], returned[1]),
+        last_tuple,
+        game,
     )
 
 
@@ -1064,6 +1051,8 @@ def _not_to_act(state: State, seat: int) -> GameError:
 
 
 def _wrong_command(phase: int, command: Any) -> GameError:
+    if type(command) not in COMMANDS.values():
+        return invalid_command(f"not a {NAME} command: {command!r}", type="a fox command")
     name = _type_name(command)
     if phase == PHASE_FOX:
         return illegal(
@@ -1120,7 +1109,7 @@ def _trick_winner(trump: int, lead: int, second: int) -> int:
 
 def _trick_table() -> tuple[tuple[tuple[TrickWon, int], ...], ...]:
     """``[leader * 33 + decree][lead * 33 + second]`` -> (the shared TrickWon event, what it
-    adds to ``State.tally``)."""
+    adds to the state's ``tally``)."""
     cache: dict[tuple[int, int, int], tuple[TrickWon, int]] = {}
     rows = []
     for leader in (0, 1):
@@ -1146,16 +1135,20 @@ def _trick_table() -> tuple[tuple[tuple[TrickWon, int], ...], ...]:
 
 
 def _tally_delta(winner: int, points: int) -> int:
-    """What a trick adds to ``State.tally``: one trick played, one won, its Treasure."""
+    """What a trick adds to the state's ``tally``: one trick played, one won, its Treasure."""
     return 1 | 1 << (4 + 4 * winner) | points << (12 + 4 * winner)
 
 
 def _by_suit(commands: Sequence[Any]) -> tuple[tuple[tuple[Any, ...], ...], ...]:
-    """``[suit][11-bit mask of ranks]`` -> the commands (one per card) of those cards."""
-    return tuple(
-        tuple(tuple(commands[suit * 11 + r] for r in range(11) if m >> r & 1) for m in range(2048))
-        for suit in range(3)
-    )
+    """``[suit][11-bit mask of ranks]`` -> the commands (one per card) of those cards, by rank."""
+    out = []
+    for suit in range(3):
+        table: list[tuple[Any, ...]] = [()]
+        for m in range(1, 2048):
+            high = m.bit_length() - 1  # the mask without its highest rank is already built
+            table.append(table[m ^ 1 << high] + (commands[suit * 11 + high],))
+        out.append(tuple(table))
+    return tuple(out)
 
 
 def _after_play(seat: int, card: int) -> tuple[int, int]:
@@ -1186,6 +1179,7 @@ _SUIT_MASK_OF = tuple(0x7FF << (11 * (c // 11)) for c in range(CARD_COUNT))
 _ONES = 1 | 1 << 11 | 1 << 22  # the Swans (rank 1) of every suit
 _TO_ACT: tuple[tuple[int, ...], ...] = ((0,), (1,), ())
 _PLAYS = _by_suit(PLAY)
+_PLAYS0, _PLAYS1, _PLAYS2 = _PLAYS
 _EXCHANGES = _by_suit(EXCHANGE)
 _RETURNS = _by_suit(RETURN)
 # For a led card: the Play table of its suit, and the shift that brings its suit to bits 0-10.

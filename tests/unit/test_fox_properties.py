@@ -1,0 +1,275 @@
+"""The Fox in the Forest engine: properties of random legal play-outs (hypothesis)."""
+
+from __future__ import annotations
+
+import random
+from functools import reduce
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared.games import errors, fox
+from shared.games.errors import GameError
+from shared.games.rng import Rng
+
+SETTINGS = settings(max_examples=100, deadline=None)
+
+
+def named(state: fox.State) -> fox.StateFields:
+    """The state with named fields."""
+    return fox.state_fields(state)
+
+
+def cards_in(doc: Any) -> int:
+    """The bitmask of every ``{"suit", "rank"}`` card mentioned anywhere in JSON ``doc``."""
+    if isinstance(doc, dict):
+        if set(doc) == {"suit", "rank"}:
+            return 1 << fox.parse_card(doc)
+        return reduce(lambda m, v: m | cards_in(v), doc.values(), 0)
+    if isinstance(doc, list):
+        return reduce(lambda m, v: m | cards_in(v), doc, 0)
+    return 0
+
+
+def hidden_from(state: fox.State, seat: int | None) -> int:
+    """The cards ``seat`` (None: a spectator) must not see in ``state``."""
+    f = named(state)
+    deck = fox.mask_of(f.deck)
+    if seat is None:
+        return ((f.hand0 | f.hand1) & ~(f.known[0] | f.known[1])) | deck
+    other = f.hand1 if seat == 0 else f.hand0
+    return (other & ~f.known[1 - seat]) | (deck & ~f.returned[seat])
+
+
+def accounted(state: fox.State) -> bool:
+    """The 33 cards are each in exactly one place: a hand, the deck, the decree, played."""
+    f = named(state)
+    parts = [f.hand0, f.hand1, fox.mask_of(f.deck), 1 << f.decree, f.played]
+    sizes = [f.hand0.bit_count(), f.hand1.bit_count(), len(f.deck), 1, f.played.bit_count()]
+    return reduce(lambda a, b: a | b, parts) == fox.ALL_CARDS and sum(sizes) == fox.CARD_COUNT
+
+
+def playout(
+    secret: str, chooser: random.Random, options: dict[str, Any], max_actions: int = 10_000
+) -> tuple[list[fox.State], list[list[Any]], list[tuple[int, Any]]]:
+    """The states (after setup, then after each action), the event batches (setup, then one
+    per action) and the (seat, command) of each action."""
+    events = fox.setup(2, options, Rng(secret))
+    state = reduce(fox.evolve, events, None)
+    states, batches, actions = [state], [events], []
+    n = 0
+    while fox.to_act(state) and n < max_actions:
+        seat = fox.to_act(state)[0]
+        command = chooser.choice(fox.legal_commands(state, seat))
+        batch = fox.decide(state, seat, command, Rng(secret, f"v{n}"))
+        for e in batch:
+            state = fox.evolve(state, e)
+        states.append(state)
+        batches.append(batch)
+        actions.append((seat, command))
+        n += 1
+    return states, batches, actions
+
+
+seeds = st.integers(min_value=0, max_value=2**32)
+targets = st.sampled_from([1, 10, 21, 35])
+
+
+@SETTINGS
+@given(seed=seeds, target=targets)
+def test_random_games_finish_and_keep_every_card(seed: int, target: int) -> None:
+    states, batches, _ = playout(f"g{seed}", random.Random(seed), {"target": target})
+    final = states[-1]
+    assert fox.outcome(final) is not None and fox.to_act(final) == ()
+    assert batches[-1][-1].TYPE == "game_ended"
+    for state in states:
+        if named(state).phase != fox.PHASE_OVER:
+            assert accounted(state)
+            assert len(named(state).deck) in (5, 6)  # 5 only while a Woodcutter's return is pending
+    result = fox.outcome(final)
+    assert result is not None
+    assert max(result["scores"]) >= target
+    assert result["draw"] == (len(result["winners"]) == 2)
+    assert all(result["ranks"][w] == 1 for w in result["winners"])
+
+
+@SETTINGS
+@given(seed=seeds, target=targets)
+def test_scores_follow_the_table(seed: int, target: int) -> None:
+    states, batches, _ = playout(f"s{seed}", random.Random(seed), {"target": target})
+    scores = [0, 0]
+    treasure = [0, 0]
+    tricks = [0, 0]
+    rounds = 0
+    for batch in batches:
+        for e in batch:
+            if e.TYPE == "trick_won":
+                tricks[e.winner] += 1
+                treasure[e.winner] += e.points
+            elif e.TYPE == "round_scored":
+                rounds += 1
+                assert e.round == rounds and sum(e.tricks) == 13
+                assert list(e.tricks) == tricks and list(e.treasure) == treasure
+                assert list(e.points) == [fox.SCORE_BY_TRICKS[t] for t in tricks]
+                assert list(e.total) == [p + t for p, t in zip(e.points, treasure, strict=True)]
+                scores = [s + t for s, t in zip(scores, e.total, strict=True)]
+                assert list(e.scores) == scores
+                tricks, treasure = [0, 0], [0, 0]
+            elif e.TYPE == "round_dealt":
+                assert e.dealer == (named(states[0]).game.first_dealer + e.round - 1) % 2
+            elif e.TYPE == "game_ended":
+                assert list(e.scores) == scores and max(scores) >= target
+    # The game ended after the first round that reached the target, not later.
+    round_ends = [e for b in batches for e in b if e.TYPE == "round_scored"]
+    assert all(max(r.scores) < target for r in round_ends[:-1])
+    assert fox.view(states[-1], 0)["scores"] == scores
+
+
+@SETTINGS
+@given(seed=seeds)
+def test_treasure_points_count_the_sevens_won(seed: int) -> None:
+    states, batches, _ = playout(f"t{seed}", random.Random(seed), {"target": 1})
+    table: list[int] = []
+    for batch in batches:
+        for e in batch:
+            if e.TYPE == "card_played":
+                table.append(e.card)
+            elif e.TYPE == "trick_won":
+                assert len(table) == 2
+                assert e.points == sum(1 for card in table if card % 11 + 1 == fox.TREASURE)
+                table = []
+
+
+@SETTINGS
+@given(seed=seeds, target=targets)
+def test_replay_and_json_replay_equal_the_live_state(seed: int, target: int) -> None:
+    states, batches, _ = playout(f"r{seed}", random.Random(seed), {"target": target})
+    events = [e for b in batches for e in b]
+    assert reduce(fox.evolve, events, None) == states[-1]
+    docs = [fox.event_to_json(e) for e in events]
+    assert [fox.event_from_json(d) for d in docs] == events
+    assert reduce(fox.evolve, [fox.event_from_json(d) for d in docs], None) == states[-1]
+    # Replaying a prefix gives the state at that point.
+    k = 0
+    for i, batch in enumerate(batches):
+        k += len(batch)
+        if i % 17 == 0:
+            assert reduce(fox.evolve, events[:k], None) == states[i]
+
+
+@SETTINGS
+@given(seed=seeds)
+def test_legal_commands_are_exactly_what_decide_accepts(seed: int) -> None:
+    states, _, _ = playout(f"l{seed}", random.Random(seed), {"target": 10})
+    for state in states[:-1]:
+        seat = fox.to_act(state)[0]
+        legal = set(fox.legal_commands(state, seat))
+        assert legal and fox.legal_commands(state, 1 - seat) == []
+        candidates = [*fox.PLAY, *fox.EXCHANGE, *fox.RETURN, fox.KEEP_DECREE]
+        for command in candidates:
+            try:
+                fox.decide(state, seat, command, Rng("x"))
+                accepted = True
+            except GameError as exc:
+                assert exc.code == errors.ILLEGAL and exc.rule
+                accepted = False
+            assert accepted == (command in legal), (command, fox.view(state, seat))
+        with_other = fox.PLAY[0]
+        try:
+            fox.decide(state, 1 - seat, with_other, Rng("x"))
+            raise AssertionError("the other seat may not act")
+        except GameError as exc:
+            assert exc.code == errors.NOT_YOUR_TURN
+
+
+@SETTINGS
+@given(seed=seeds)
+def test_views_and_redacted_events_never_leak(seed: int) -> None:
+    states, batches, _ = playout(f"v{seed}", random.Random(seed), {"target": 10})
+    state = None
+    for batch in batches:
+        for e in batch:
+            before, state = state, fox.evolve(state, e)
+            for seat in (0, 1, None):
+                doc = fox.redact(e, seat)
+                assert doc is not None
+                # An event may show a card hidden before it only if the card is public after
+                # it (a card played, an old decree taken by a Fox) or the seat's own.
+                if before is not None:
+                    assert not cards_in(doc) & hidden_from(before, seat) & hidden_from(state, seat)
+                if e.TYPE == "round_dealt":
+                    assert doc["data"]["deck"] is None
+                    assert all(h is None for s, h in enumerate(doc["data"]["hands"]) if s != seat)
+        for seat in (0, 1, None):
+            assert not cards_in(fox.view(state, seat)) & hidden_from(state, seat)
+    for e in batches[0]:
+        if e.TYPE == "round_dealt":
+            assert fox.redact(e, None)["data"]["hands"] == [None, None]  # type: ignore[index]
+
+
+@SETTINGS
+@given(seed=seeds, data=st.data())
+def test_view_is_blind_to_what_the_seat_cannot_see(seed: int, data: st.DataObject) -> None:
+    states, _, _ = playout(f"b{seed}", random.Random(seed), {"target": 10})
+    for state in data.draw(st.lists(st.sampled_from(states[:-1]), min_size=1, max_size=8)):
+        for seat in (0, 1):
+            other = 1 - seat
+            f = named(state)
+            opp_hand = f.hand1 if seat == 0 else f.hand0
+            opp_free = fox.cards_of(opp_hand & ~f.known[other])
+            deck_free = [i for i, x in enumerate(f.deck) if not f.returned[seat] >> x & 1]
+            if not opp_free or not deck_free:
+                continue
+            x = data.draw(st.sampled_from(opp_free))
+            i = data.draw(st.sampled_from(deck_free))
+            y = f.deck[i]
+            new_hand = opp_hand & ~(1 << x) | (1 << y)
+            deck = list(f.deck)
+            deck[i] = x
+            swapped = fox.replace_state(state, deck=tuple(deck), **{f"hand{other}": new_hand})
+            returned = list(named(swapped).returned)
+            returned[other] = 0
+            swapped = fox.replace_state(swapped, returned=tuple(returned))
+            assert accounted(swapped)
+            assert fox.view(swapped, seat) == fox.view(state, seat)
+            assert fox.view(swapped, None) == fox.view(state, None)
+
+
+@SETTINGS
+@given(seed=seeds, data=st.data())
+def test_determinize_is_consistent_with_the_view(seed: int, data: st.DataObject) -> None:
+    states, _, _ = playout(f"d{seed}", random.Random(seed), {"target": 10})
+    picks = data.draw(st.lists(st.sampled_from(states), min_size=1, max_size=8))
+    for i, state in enumerate(picks):
+        for seat in (0, 1):
+            v = fox.view(state, seat)
+            d = fox.determinize(v, seat, Rng(f"det{seed}", f"{i}"))
+            assert fox.view(d, seat) == v
+            if named(state).phase != fox.PHASE_OVER:
+                assert accounted(d)
+                assert (named(d).hand0 if seat == 0 else named(d).hand1) == (
+                    named(state).hand0 if seat == 0 else named(state).hand1
+                )
+                # Play goes on from a determinized state.
+                if fox.to_act(d):
+                    who = fox.to_act(d)[0]
+                    cmd = fox.legal_commands(d, who)[0]
+                    reduce(fox.evolve, fox.decide(d, who, cmd, Rng("x")), d)
+
+
+@SETTINGS
+@given(order=st.permutations(list(range(33))), dealer=st.sampled_from([0, 1]), seed=seeds)
+def test_any_fixed_deal_plays_out(order: list[int], dealer: int, seed: int) -> None:
+    deal = {
+        "dealer": dealer,
+        "hands": [[fox.card_json(x) for x in order[:13]], [fox.card_json(x) for x in order[13:26]]],
+        "decree": fox.card_json(order[26]),
+        "deck": [fox.card_json(x) for x in order[27:]],
+    }
+    states, batches, _ = playout(f"f{seed}", random.Random(seed), {"deal": deal, "target": 1})
+    dealt = batches[0][1]
+    assert dealt.deck == tuple(order[27:]) and dealt.decree == order[26]
+    assert fox.to_act(states[0]) == (1 - dealer,)
+    assert fox.outcome(states[-1]) is not None
+    assert sum(1 for b in batches for e in b if e.TYPE == "trick_won") == 13
