@@ -77,6 +77,24 @@ def _client(port: int, seconds: float, threads: int, seed: int, out: Any) -> Non
     out.put((lat, errors[0]))
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User+system CPU seconds of a process and all its descendants (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return total
+
+
 def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_workers: int = 2,
         game_workers: int = 1) -> dict[str, Any]:
     """Start the stack, drive it, stop it; returns the figures."""
@@ -110,6 +128,11 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
         q: Any = mp.Queue()
         ps = [mp.Process(target=_client, args=(port, seconds, threads, i, q))
               for i in range(clients)]
+        roles = {"gateway (gunicorn)": procs[0].pid, "game worker(s)": None,
+                 "redis-server": server.proc.pid}
+        before = {"gateway (gunicorn)": _cpu_seconds(procs[0].pid),
+                  "game worker(s)": sum(_cpu_seconds(p.pid) for p in procs[1:]),
+                  "redis-server": _cpu_seconds(server.proc.pid)}
         start = time.perf_counter()
         for p in ps:
             p.start()
@@ -119,14 +142,22 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
             got, err = q.get()
             lat.extend(got)
             errors += err
+        elapsed = time.perf_counter() - start
+        after = {"gateway (gunicorn)": _cpu_seconds(procs[0].pid),
+                 "game worker(s)": sum(_cpu_seconds(p.pid) for p in procs[1:]),
+                 "redis-server": _cpu_seconds(server.proc.pid)}
         for p in ps:
             p.join()
-        elapsed = time.perf_counter() - start
+        del roles
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
-            p.wait(10)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
         server.stop()
     return {
         "commands": len(lat),
@@ -140,6 +171,8 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
         "seconds": seconds,
         "gateway_workers": gateway_workers,
         "game_workers": game_workers,
+        "cpu_ms_per_command": {k: (after[k] - before[k]) * 1e3 / max(len(lat), 1)
+                               for k in before},
     }
 
 

@@ -6,7 +6,7 @@ Redis; the GIL is released while it waits.
 
 import os
 
-worker_class = "gthread"
+worker_class = os.environ.get("GATEWAY_WORKER_CLASS", "gthread")
 workers = int(os.environ.get("GATEWAY_WORKERS", "2"))
 threads = int(os.environ.get("GATEWAY_THREADS", "16"))
 timeout = 60
