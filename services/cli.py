@@ -21,7 +21,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     run = sub.add_parser("run", help="start Redis (unless REDIS_URL), gateway, workers, Celery")
     run.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    run.add_argument("--redis-port", type=int, default=None)
+    run.add_argument("--redis-port", type=int,
+                     default=int(os.environ["REDIS_PORT"]) if os.environ.get("REDIS_PORT") else None,
+                     help="port for the redis-server it starts (default: REDIS_PORT, else free)")
     run.add_argument("--gateway-workers", type=int, default=2)
 
     worker = sub.add_parser("worker", help="consume one game type's command streams")
