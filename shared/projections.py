@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from shared.events import SERVICE_EVENTS, Envelope
+from shared.events import GAME_CREATED, SERVICE_EVENTS, Envelope
 from shared.games.base import Engine
 from shared.record import GameRecord
 
@@ -63,6 +63,8 @@ def visible_events(
             out.append(doc)
             continue
         del doc["hash"], doc["prev_hash"]
+        if env.type == GAME_CREATED:
+            doc["data"] = _public_creation(engine, env.data)
         if env.type in SERVICE_EVENTS:
             out.append(doc)
             continue
@@ -77,6 +79,18 @@ def visible_events(
         doc["data"] = shown.get("data", {})
         out.append(doc)
     return out
+
+
+def _public_creation(engine: Engine, data: Any) -> dict[str, Any]:
+    """``game_created`` without secret options: a fixed ``deal`` holds every hand."""
+    secret = getattr(engine, "SECRET_OPTIONS", ("deal",))
+    options = dict(data.get("options") or {})
+    hidden = [k for k in secret if k in options]
+    if not hidden:
+        return dict(data)
+    for k in hidden:
+        options[k] = "hidden"
+    return {**data, "options": options}
 
 
 def _public_seat(index: int, seat: dict[str, Any] | Any) -> dict[str, Any]:

@@ -330,3 +330,20 @@ def test_json_body_without_a_json_content_type_is_read_as_json(stack: Stack) -> 
     assert resp.status_code == 201
     problem(stack.http.post("/v1/games", data="game=fox",
                             content_type="application/x-www-form-urlencoded"), 400)
+
+
+def test_a_fixed_deal_is_not_shown_to_seats_in_the_creation_event(stack: Stack) -> None:
+    suits = ["bells", "keys", "moons"]
+    cards = [{"suit": s, "rank": r} for s in suits for r in range(1, 12)]
+    deal = {"dealer": 0, "hands": [cards[0:13], cards[13:26]], "decree": cards[26],
+            "deck": cards[27:33]}
+    game = create(stack, [{"name": "a"}, {"name": "b"}], options={"deal": deal})
+    for headers in (bearer(game["tokens"][0]), {}):
+        feed = stack.http.get(f"/v1/games/{game['id']}/events", headers=headers).get_json()
+        created = feed["events"][0]
+        assert created["type"] == "game_created"
+        assert created["data"]["options"]["deal"] == "hidden"
+        assert not _card_repr_in(("keys", 5), [e for e in feed["events"]
+                                               if e["type"] == "game_created"])
+    audit = stack.http.get(f"/v1/games/{game['id']}/events", headers=bearer(AUDITOR)).get_json()
+    assert len(audit["events"][0]["data"]["options"]["deal"]["hands"]) == 2
