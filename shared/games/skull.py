@@ -13,8 +13,9 @@ A round, as this engine runs it:
   table) or ``pass``es and is out of this bidding. A bid equal to the discs on the table, or every
   other player having passed, makes the highest bidder the challenger.
 * ``flipping``: the challenger first sends ``flip`` for their own seat, which turns their whole
-  stack top down (one ``disc_flipped`` event per disc, stopping at a skull or at the bid), then
-  ``flip``s the top face-down disc of any other stack, one at a time.
+  stack top down (one ``disc_flipped`` event per disc; all of it even past the bid, stopping
+  only at a skull, so an own skull always fails), then ``flip``s the top face-down disc of any
+  other stack, one at a time, until a skull or the bid.
 * Success: the challenger gets a win marker (two win the game); everyone takes their discs back.
   Failure: everyone takes their discs back, then ``penalty``: if the skull was another player's,
   the challenger's discs are shuffled face down (``discs_shuffled``, whose order no seat ever
@@ -823,8 +824,9 @@ def _decide_flip(state: State, seat: int, target: int, rng: Rng) -> list[Any]:
     stack = state.players[target].stack
     if counts[target] >= len(stack):
         raise illegal("empty_stack", f"seat {target} has no face-down disc left")
-    # Your own stack turns over in one go (the book: first all your own discs), top down;
-    # another stack gives up one disc per command.
+    # Your own stack turns over in one go, top down, and all of it even past the bid (the book:
+    # "Nejprve odkryje všechny žetony, které sám vyložil" - first all the discs you placed), so a
+    # skull of your own always fails you; another stack gives up one disc per command.
     take = len(stack) - counts[target] if target == seat else 1
     events: list[Any] = []
     done = len(state.flipped)
@@ -838,7 +840,7 @@ def _decide_flip(state: State, seat: int, target: int, rng: Rng) -> list[Any]:
                 discs = (FLOWER,) * own.flowers + (SKULL,) * own.skulls
                 events.append(DiscsShuffled(seat=seat, count=len(discs), order=rng.shuffle(discs)))
             return events
-        if done >= state.bid:
+        if done >= state.bid and (target != seat or k == take - 1):
             wins = own.wins + 1
             events.append(ChallengeWon(seat=seat, wins=wins))
             if wins >= WINS_NEEDED:

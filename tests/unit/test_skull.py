@@ -371,20 +371,37 @@ def test_flipping_your_own_seat_turns_the_whole_stack_top_down() -> None:
     ]
 
 
-def test_a_bid_can_be_met_within_your_own_stack() -> None:
+def test_own_stack_turns_over_whole_even_past_the_bid() -> None:
     # Given seat 0 has two flowers and bid 1
     state, _ = play(new_game(3), *first_pass(3), (0, F), (1, Bid(count=1)))
     state, _ = play(state, (2, Pass()), (0, Pass()))
     assert skull.to_act(state) == (1,)
     state, _ = play(new_game(3), *first_pass(3), (0, F), (1, F), (2, F), (0, Bid(count=1)))
     state, _ = play(state, (1, Pass()), (2, Pass()))
-    # When it flips its own seat, then one flower meets the bid: no further disc turns
+    # When it flips its own seat, then both own flowers turn (the book: first ALL your own
+    # discs), and the bid of 1 is met
     _, log = play(state, (0, Flip(seat=0)))
     assert log == [
+        DiscFlipped(seat=0, disc=FLOWER),
         DiscFlipped(seat=0, disc=FLOWER),
         ChallengeWon(seat=0, wins=1),
         RoundStarted(round=2, starter=0),
     ]
+
+
+def test_an_own_skull_under_enough_flowers_still_fails_the_challenge() -> None:
+    # Given seat 0 placed a skull, then two flowers on it, and challenges for only 2
+    state, _ = play(new_game(3), (0, S), (1, F), (2, F), (0, F), (1, F), (2, F), (0, F))
+    state, _ = play(state, (1, Bid(count=1)), (2, Pass()), (0, Bid(count=2)), (1, Pass()))
+    assert state.challenger == 0 and state.bid == 2
+    # When it flips its own stack, then all three discs turn, the skull too: it has failed
+    _, log = play(state, (0, Flip(seat=0)))
+    assert log[:3] == [
+        DiscFlipped(seat=0, disc=FLOWER),
+        DiscFlipped(seat=0, disc=FLOWER),
+        DiscFlipped(seat=0, disc=SKULL),
+    ]
+    assert log[3] == ChallengeFailed(seat=0, skull_owner=0)
 
 
 def test_flip_an_empty_stack() -> None:
