@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from typing import Any
 
 import redis
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 
 GROUP = "workers"
 CLAIM_IDLE_MS = 30_000  # a message pending this long belongs to a dead consumer
+CLAIM_EVERY_S = 5.0  # how often a running worker looks for such messages
 
 
 class StreamConsumer:
@@ -60,6 +62,13 @@ class StreamConsumer:
         for stream in self.streams:
             rows = self.r.xreadgroup(GROUP, self.name, {stream: "0"}, count=10_000)
             done += self._handle_rows(rows)
+        return done + self.claim_stale()
+
+    def claim_stale(self) -> int:
+        """Take over messages another consumer read but did not acknowledge for
+        ``CLAIM_IDLE_MS`` (it died), and handle them."""
+        done = 0
+        for stream in self.streams:
             start = "0-0"
             while True:
                 start, claimed, *_ = self.r.xautoclaim(
@@ -82,9 +91,13 @@ class StreamConsumer:
         self.ensure_groups()
         self.recover()
         log.info("worker %s consuming %s", self.name, ", ".join(self.streams))
+        next_claim = time.monotonic() + CLAIM_EVERY_S
         while not self.stop_event.is_set():
             try:
                 self.poll_once()
+                if time.monotonic() >= next_claim:
+                    self.claim_stale()
+                    next_claim = time.monotonic() + CLAIM_EVERY_S
             except redis.ConnectionError:
                 log.warning("redis unavailable; retrying")
                 self.stop_event.wait(1.0)

@@ -71,3 +71,34 @@ def test_another_consumers_stale_message_is_claimed(redis_client: redis.Redis) -
         consumer_module.CLAIM_IDLE_MS = old
     assert service.store.head(gid)[0] > 0
     assert json.loads(redis_client.get(keys.result(gid, "c-2")))["status"] == "accepted"
+
+
+def test_a_running_worker_takes_over_a_dead_workers_message(
+    redis_client: redis.Redis, monkeypatch
+) -> None:
+    import threading
+    import time
+
+    import services.worker.consumer as consumer_module
+
+    monkeypatch.setattr(consumer_module, "CLAIM_IDLE_MS", 300)
+    monkeypatch.setattr(consumer_module, "CLAIM_EVERY_S", 0.1)
+    service = _service(redis_client)
+    gid = service.create("fox", [{"name": "a"}, {"name": "b"}]).game_id
+    seat, cmd = _first_legal(redis_client, gid)
+    alive = StreamConsumer(redis_client, _service(redis_client), "fox", name="alive")
+    alive.ensure_groups()
+    # Another worker reads the command and dies without handling it.
+    service.submit(CommandMessage(command_id="c-3", game_id=gid, seat=seat, body=cmd), "fox")
+    redis_client.xreadgroup(GROUP, "dead", {keys.command_stream("fox", 0): ">"})
+    thread = threading.Thread(target=alive.run, daemon=True)
+    thread.start()  # too soon for its start-up recovery to count the message as stale
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not redis_client.get(keys.result(gid, "c-3")):
+            time.sleep(0.05)
+    finally:
+        alive.stop_event.set()
+        thread.join(5)
+    assert json.loads(redis_client.get(keys.result(gid, "c-3")))["status"] == "accepted"
+    assert redis_client.xpending(keys.command_stream("fox", 0), GROUP)["pending"] == 0
