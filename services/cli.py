@@ -154,7 +154,8 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
     env = dict(os.environ)
     server = None
     if not env.get("REDIS_URL"):
-        server = RedisServer(redis_port, persist=True)
+        # Games outlive a restart: the AOF lives in ./run/redis (ignored by git).
+        server = RedisServer(redis_port, persist=True, data_dir=str(Path.cwd() / "run" / "redis"))
         env["REDIS_URL"] = server.url
     procs: list[subprocess.Popen[bytes]] = []
     py = sys.executable

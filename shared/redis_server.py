@@ -40,9 +40,14 @@ def free_port() -> int:
 class RedisServer:
     """A redis-server child process on loopback; ``stop()`` ends it and removes its files."""
 
-    def __init__(self, port: int | None = None, *, persist: bool = False) -> None:
+    def __init__(
+        self, port: int | None = None, *, persist: bool = False, data_dir: str | None = None
+    ) -> None:
         self.port = port or free_port()
-        self.dir = tempfile.mkdtemp(prefix="tabletop-redis-")
+        self._owns_dir = data_dir is None
+        if data_dir is not None:
+            Path(data_dir).mkdir(parents=True, exist_ok=True)
+        self.dir = data_dir or tempfile.mkdtemp(prefix="tabletop-redis-")
         args = [
             server_binary(),
             "--port", str(self.port),
@@ -72,11 +77,12 @@ class RedisServer:
         raise RuntimeError("redis-server did not answer in time")
 
     def stop(self) -> None:
-        """Stop the server and remove its directory."""
+        """Stop the server; remove its directory unless it was given one to keep."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(5)
+                self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self._owns_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
