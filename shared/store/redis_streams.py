@@ -74,7 +74,10 @@ class RedisEventStore:
         ]
         for env in envelopes:
             args.append(env.version)
-            args.append(orjson.dumps(env.to_dict(), option=orjson.OPT_NON_STR_KEYS))
+            # prev_hash is the previous entry's hash: not stored twice (a sixth of the bytes).
+            doc = env.to_dict()
+            del doc["prev_hash"]
+            args.append(orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS))
         status, value = self._append(
             keys=[keys.events(game_id), keys.head(game_id), keys.commands(game_id)], args=args
         )
@@ -89,8 +92,22 @@ class RedisEventStore:
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``EventStore.read``."""
-        rows = self._r.xrange(keys.events(game_id), min=f"0-{after + 1}", max="+", count=limit)
-        return [Envelope.from_dict(orjson.loads(fields[b"env"])) for _id, fields in rows]
+        # Start one entry early: its hash is the first envelope's prev_hash.
+        start = max(after, 1)
+        count = None if limit is None else limit + (after >= 1)
+        rows = self._r.xrange(keys.events(game_id), min=f"0-{start}", max="+", count=count)
+        docs = [orjson.loads(fields[b"env"]) for _id, fields in rows]
+        prev = GENESIS_HASH
+        if after >= 1:
+            if not docs or docs[0]["version"] != after:
+                return []
+            prev = docs.pop(0)["hash"]
+        out = []
+        for doc in docs:
+            doc["prev_hash"] = prev
+            prev = doc["hash"]
+            out.append(Envelope.from_dict(doc))
+        return out
 
     def head(self, game_id: str) -> tuple[int, str]:
         """See ``EventStore.head``."""
