@@ -206,9 +206,11 @@ NOTES = """## What stands between these figures and the targets
   latency is mostly queueing. What would move it: a compiled HTTP front (or fewer layers per
   request), batching several commands per worker round trip, and a load generator on another
   machine. gevent workers were tried and were not faster than gthread here.
-- **Memory.** Events dominate: each envelope stores its JSON with `prev_hash` and `hash`
-  (128 hex characters). Dropping the stored `prev_hash` (derivable from the previous entry)
-  would save about a quarter; command results expire after a day."""
+- **Memory.** Events dominate: each stored envelope is JSON with its 64-hex `hash`, the
+  command id and the time (`prev_hash` is not stored twice: it is the previous entry's hash).
+  Command results (the outcome of each command, readable by its seat) expire after a day;
+  reply lists after 60 s or when the waiting gateway pops them. The command log is kept as the
+  record of everything submitted; trimming it is a policy not yet set."""
 
 
 
