@@ -57,7 +57,7 @@ def _fox_engine_only(games: int) -> dict[str, Any]:
     best = None
     for rep in range(3):
         start = time.process_time()
-        actions, _events = play_games(games, rep + 1)
+        actions = play_games(games, rep + 1)
         elapsed = time.process_time() - start
         if best is None or elapsed < best[0]:
             best = (elapsed, actions)
