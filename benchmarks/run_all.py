@@ -98,7 +98,8 @@ def main() -> None:
     Path(args.out).write_text(report(raw, playouts, gateway, memory, engine_only,
                                      quick=args.quick))
     (ROOT / "benchmarks" / "last_run.json").write_text(json.dumps(
-        {"raw": raw, "playouts": playouts, "gateway": gateway, "memory": memory}, indent=2))
+        {"raw": raw, "playouts": playouts, "gateway": gateway, "memory": memory,
+         "engine_only": engine_only}, indent=2))
     print(f"wrote {args.out}")
 
 
@@ -234,6 +235,9 @@ NOTES = """## What stands between these figures and the targets
   latency is mostly queueing. What would move it: a compiled HTTP front (or fewer layers per
   request), batching several commands per worker round trip, and a load generator on another
   machine. gevent workers were tried and were not faster than gthread here.
+- **Noise.** This machine class is noisy: across four `make bench` runs on 2026-11-30 the
+  Fox `simulate` figure ranged 289k–336k actions/s and the gateway 483–608 commands/s at 16
+  clients, the PING yardstick moving with them (6.6k–9.2k/s). Compare ratios within one run.
 - **Memory.** Events dominate: each stored envelope is JSON with its 64-hex `hash`, the
   command id and the time (`prev_hash` is not stored twice: it is the previous entry's hash).
   Command results (the outcome of each command, readable by its seat) expire after a day;
