@@ -7,13 +7,8 @@ from typing import Any
 import pytest
 
 from shared.events import Envelope, verify_chain
+from tests.integration.api import WAIT, bearer, problem, view
 from tests.integration.conftest import AUDITOR, ORGANIZER, Stack
-
-WAIT = {"Prefer": "wait=10"}
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def create(stack: Stack, seats: list[dict[str, Any]] | None = None, **extra: Any) -> dict:
@@ -21,12 +16,6 @@ def create(stack: Stack, seats: list[dict[str, Any]] | None = None, **extra: Any
     headers = bearer(ORGANIZER) if ("seed" in extra or "deal" in extra.get("options", {})) else {}
     resp = stack.http.post("/v1/games", json=body, headers=headers)
     assert resp.status_code == 201, resp.get_json()
-    return resp.get_json()
-
-
-def view(stack: Stack, gid: str, token: str | None = None) -> dict:
-    resp = stack.http.get(f"/v1/games/{gid}", headers=bearer(token) if token else {})
-    assert resp.status_code == 200, resp.get_json()
     return resp.get_json()
 
 
@@ -111,18 +100,6 @@ def test_same_command_id_is_applied_once(stack: Stack) -> None:
 
 
 # ---- bad input: a clear 4xx problem and nothing changes --------------------------------------
-
-
-def problem(resp: Any, status: int, code: str | None = None) -> dict:
-    assert resp.status_code == status, resp.get_data(as_text=True)
-    assert resp.mimetype == "application/problem+json"
-    body = resp.get_json()
-    for field in ("type", "title", "status", "detail"):
-        assert field in body
-    assert body["status"] == status
-    if code:
-        assert body["code"] == code
-    return body
 
 
 def test_unknown_game_type_and_bad_seats(stack: Stack) -> None:

@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 from shared.events import Envelope, chain_hash, verify_chain
+from tests.integration.api import act, events, problem, send, view
 from tests.integration.conftest import AUDITOR, Stack
 
-WAIT = {"Prefer": "wait=10"}
 FILIP, KATKA, JANA, MAREK = range(4)
 BOOK_NAMES = ["Filip", "Katka", "Jana", "Marek"]  # clockwise: Filip's left is Katka
 FLOWER, SKULL = "flower", "skull"
@@ -37,10 +37,6 @@ def pick(index: int) -> dict[str, Any]:
     return {"type": "pick_disc", "index": index}
 
 
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
 def create(stack: Stack, seats: list[dict[str, Any]], **options: Any) -> dict:
     body = {"game": "skull", "seats": seats, "options": options}
     resp = stack.http.post("/v1/games", json=body)
@@ -52,46 +48,6 @@ def humans(stack: Stack, names: list[str], **options: Any) -> tuple[str, list[st
     game = create(stack, [{"name": n} for n in names], **options)
     assert all(game["tokens"])
     return game["id"], game["tokens"]
-
-
-def view(stack: Stack, gid: str, token: str | None = None) -> dict:
-    resp = stack.http.get(f"/v1/games/{gid}", headers=bearer(token) if token else {})
-    assert resp.status_code == 200, resp.get_json()
-    return resp.get_json()
-
-
-def events(stack: Stack, gid: str, token: str | None = None) -> list[dict]:
-    resp = stack.http.get(f"/v1/games/{gid}/events?limit=10000",
-                          headers=bearer(token) if token else {})
-    assert resp.status_code == 200, resp.get_json()
-    return resp.get_json()["events"]
-
-
-def send(stack: Stack, gid: str, token: str, command: dict[str, Any]) -> Any:
-    return stack.http.post(f"/v1/games/{gid}/commands", json=command,
-                           headers={**bearer(token), **WAIT})
-
-
-def act(stack: Stack, gid: str, token: str, command: dict[str, Any]) -> dict:
-    """Send ``command`` and wait: 200 with the seat's new view, a newer version."""
-    before = view(stack, gid)["version"]
-    resp = send(stack, gid, token, command)
-    assert resp.status_code == 200, (command, resp.get_json())
-    mine = resp.get_json()
-    assert mine["version"] > before
-    return mine
-
-
-def problem(resp: Any, status: int, code: str | None = None) -> dict:
-    assert resp.status_code == status, resp.get_data(as_text=True)
-    assert resp.mimetype == "application/problem+json"
-    body = resp.get_json()
-    for field in ("type", "title", "status", "detail"):
-        assert field in body
-    assert body["status"] == status
-    if code:
-        assert body["code"] == code
-    return body
 
 
 def public_part(v: dict) -> dict:

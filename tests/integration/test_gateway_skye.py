@@ -15,16 +15,12 @@ import pytest
 
 from shared.events import Envelope, chain_hash, verify_chain
 from shared.games.skye import random_command
+from tests.integration.api import act, bearer, events, problem, send, view
 from tests.integration.conftest import AUDITOR, ORGANIZER, Stack
 
-WAIT = {"Prefer": "wait=10"}
 PASS = {"type": "pass"}
 NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1))
 ROTATIONS = (0, 90, 180, 270)
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def create(stack: Stack, seats: list[dict[str, Any]], **extra: Any) -> dict:
@@ -39,46 +35,6 @@ def humans(stack: Stack, n: int, **extra: Any) -> tuple[str, list[str]]:
     game = create(stack, [{"name": f"p{i}"} for i in range(n)], **extra)
     assert all(game["tokens"])
     return game["id"], game["tokens"]
-
-
-def view(stack: Stack, gid: str, token: str | None = None) -> dict:
-    resp = stack.http.get(f"/v1/games/{gid}", headers=bearer(token) if token else {})
-    assert resp.status_code == 200, resp.get_json()
-    return resp.get_json()
-
-
-def events(stack: Stack, gid: str, token: str | None = None) -> list[dict]:
-    resp = stack.http.get(f"/v1/games/{gid}/events?limit=10000",
-                          headers=bearer(token) if token else {})
-    assert resp.status_code == 200, resp.get_json()
-    return resp.get_json()["events"]
-
-
-def send(stack: Stack, gid: str, token: str, command: dict[str, Any]) -> Any:
-    return stack.http.post(f"/v1/games/{gid}/commands", json=command,
-                           headers={**bearer(token), **WAIT})
-
-
-def act(stack: Stack, gid: str, token: str, command: dict[str, Any]) -> dict:
-    """Send ``command`` and wait: 200 with the seat's new view at a newer version."""
-    before = view(stack, gid)["version"]
-    resp = send(stack, gid, token, command)
-    assert resp.status_code == 200, (command, resp.get_json())
-    mine = resp.get_json()
-    assert mine["version"] > before
-    return mine
-
-
-def problem(resp: Any, status: int, code: str | None = None) -> dict:
-    assert resp.status_code == status, resp.get_data(as_text=True)
-    assert resp.mimetype == "application/problem+json"
-    body = resp.get_json()
-    for field in ("type", "title", "status", "detail"):
-        assert field in body
-    assert body["status"] == status
-    if code:
-        assert body["code"] == code
-    return body
 
 
 def set_prices(drawn: list[str], discard: str, *prices: int) -> dict[str, Any]:
