@@ -271,17 +271,7 @@ class GameService:
         outcome["seat"] = message.seat  # only this seat (and auditors) may read it back
         pipe = self.r.pipeline(transaction=False)
         views = self._project(pipe, record) if record is not None else None
-        body = json.dumps(outcome, separators=(",", ":"))
-        pipe.set(keys.result(gid, cid), body, ex=RESULT_TTL)
-        reply = body
-        if views is not None and outcome["status"] == "accepted" and message.seat < len(views):
-            # The waiting client gets its new view after a newline (compact JSON has none):
-            # one round trip less, and the gateway never parses the view.
-            reply = body + "\n" + views[message.seat]
-        pipe.lpush(keys.reply(gid, cid), reply)
-        pipe.expire(keys.reply(gid, cid), REPLY_TTL)
-        if ack is not None:
-            ack(pipe)
+        self._queue_outcome(pipe, message, outcome, views, ack)
         pipe.execute()
         if record is not None:
             self._hand_off(record)
@@ -294,15 +284,31 @@ class GameService:
         err = GameError("server/error", "the command could not be processed")
         outcome = _rejected(message.command_id, err, None) | {"status": "error",
                                                                "seat": message.seat}
-        body = json.dumps(outcome, separators=(",", ":"))
-        gid, cid = message.game_id, message.command_id
         pipe = self.r.pipeline(transaction=False)
+        self._queue_outcome(pipe, message, outcome, None, ack)
+        pipe.execute()
+
+    def _queue_outcome(
+        self,
+        pipe: Any,
+        message: CommandMessage,
+        outcome: dict[str, Any],
+        views: list[str] | None,
+        ack: Callable[[Any], None] | None,
+    ) -> None:
+        """Queue the stored result, the reply for a waiting gateway and the acknowledgement."""
+        gid, cid = message.game_id, message.command_id
+        body = json.dumps(outcome, separators=(",", ":"))
         pipe.set(keys.result(gid, cid), body, ex=RESULT_TTL)
-        pipe.lpush(keys.reply(gid, cid), body)
+        reply = body
+        if views is not None and outcome["status"] == "accepted" and message.seat < len(views):
+            # The waiting client gets its new view after a newline (compact JSON has none):
+            # one round trip less, and the gateway never parses the view.
+            reply = body + "\n" + views[message.seat]
+        pipe.lpush(keys.reply(gid, cid), reply)
         pipe.expire(keys.reply(gid, cid), REPLY_TTL)
         if ack is not None:
             ack(pipe)
-        pipe.execute()
 
     def _apply(self, message: CommandMessage) -> tuple[dict[str, Any], GameRecord]:
         """(outcome, record to publish) or GameError."""

@@ -102,3 +102,24 @@ def test_a_running_worker_takes_over_a_dead_workers_message(
         thread.join(5)
     assert json.loads(redis_client.get(keys.result(gid, "c-3")))["status"] == "accepted"
     assert redis_client.xpending(keys.command_stream("fox", 0), GROUP)["pending"] == 0
+
+
+def test_an_engine_fault_is_reported_acknowledged_and_the_worker_goes_on(
+    redis_client: redis.Redis, monkeypatch
+) -> None:
+    service = _service(redis_client)
+    gid = service.create("fox", [{"name": "a"}, {"name": "b"}]).game_id
+    seat, cmd = _first_legal(redis_client, gid)
+    worker = StreamConsumer(redis_client, _service(redis_client), "fox", name="w")
+    worker.ensure_groups()
+
+    def boom(*_args: object) -> None:
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr(worker.service, "_apply", boom)
+    service.submit(CommandMessage(command_id="c-4", game_id=gid, seat=seat, body=cmd), "fox")
+    assert worker.poll_once(block_ms=100) == 1
+    result = json.loads(redis_client.get(keys.result(gid, "c-4")))
+    assert result["status"] == "error" and result["error"]["code"] == "server/error"
+    assert redis_client.xpending(keys.command_stream("fox", 0), GROUP)["pending"] == 0
+    assert service.store.head(gid)[0] == json.loads(redis_client.get(keys.public(gid)))["version"]
