@@ -100,7 +100,7 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
     """Start the stack, drive it, stop it; returns the figures."""
     server = RedisServer()
     port = free_port()
-    env = {**os.environ, "REDIS_URL": server.url, "GATEWAY_THREADS": "16"}
+    env = {"GATEWAY_THREADS": "16", **os.environ, "REDIS_URL": server.url}
     procs = [subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy/gunicorn.conf.py"),
          "--bind", f"127.0.0.1:{port}", "--workers", str(gateway_workers),
