@@ -40,6 +40,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     rebuild = sub.add_parser("rebuild", help="rewrite every game's projections from its events")
     rebuild.add_argument("game_ids", nargs="*")
 
+    aud = sub.add_parser("audit", help="verify a game's events: chain, seed, opening draw, "
+                                       "replay")
+    aud.add_argument("game_id")
+    aud.add_argument("--api", default=os.environ.get("TABLETOP_API", "http://127.0.0.1:8000"))
+    aud.add_argument("--key", default=os.environ.get("TABLETOP_AUDITOR_KEY"),
+                     help="an auditor key (default: TABLETOP_AUDITOR_KEY)")
+    aud.add_argument("--events", help="read the events from this JSON file instead")
+
     args = parser.parse_args(argv)
     if args.cmd == "run":
         return run_stack(args.port, args.redis_port, args.gateway_workers)
@@ -52,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_simulation(args)
     if args.cmd == "rebuild":
         return run_rebuild(args.game_ids)
+    if args.cmd == "audit":
+        return run_audit(args.game_id, args.api, args.key, args.events)
     return 2
 
 
@@ -131,6 +141,31 @@ def run_rebuild(game_ids: Sequence[str]) -> int:
     for gid in track(ids, description=f"rebuilding {len(ids)} games"):
         service.rebuild(gid)
     return 0
+
+
+def run_audit(game_id: str, api: str, key: str | None, path: str | None) -> int:
+    """``tabletop audit``: fetch every event as an auditor and check it; exit 1 on a failure."""
+    import json
+    import urllib.request
+
+    from shared.audit import audit
+
+    if path:
+        with open(path) as f:
+            doc = json.load(f)
+    else:
+        if not key:
+            print("an auditor key is needed (--key or TABLETOP_AUDITOR_KEY)", file=sys.stderr)
+            return 2
+        request = urllib.request.Request(f"{api}/v1/games/{game_id}/events?limit=10000",
+                                         headers={"Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(request) as resp:
+            doc = json.load(resp)
+    report = audit(game_id, doc["events"] if isinstance(doc, dict) else doc)
+    for name, result in report.checks.items():
+        print(f"{name:>16}: {result}")
+    print("AUDIT PASSED" if report.ok else f"AUDIT FAILED: {', '.join(report.failures)}")
+    return 0 if report.ok else 1
 
 
 def available_games() -> list[str]:
