@@ -201,7 +201,7 @@ class GameService:
         record = fold(game_id, envs)
         self.r.zadd(keys.GAMES, {game_id: _epoch()})
         self._remember(record)
-        self._publish(record, after=None)
+        self._publish(record)
         return Created(game_id=game_id, tokens=tokens, record=record)
 
     # ---- reading ---------------------------------------------------------------------------
@@ -228,13 +228,8 @@ class GameService:
         self._cache.pop(game_id, None)
         record = fold(game_id, self.store.read(game_id))
         self._remember(record)
-        self._publish(record, after=None)
+        self._publish(record)
         return record
-
-    def meta(self, game_id: str) -> dict[str, str]:
-        """The game's meta hash (empty if the game does not exist)."""
-        raw = self.r.hgetall(keys.meta(game_id))
-        return {_s(k): _s(v) for k, v in raw.items()}
 
     # ---- submitting ------------------------------------------------------------------------
 
@@ -379,7 +374,7 @@ class GameService:
 
     # ---- projections -----------------------------------------------------------------------
 
-    def _publish(self, record: GameRecord, after: int | None = None) -> None:
+    def _publish(self, record: GameRecord) -> None:
         """Write every projection, announce the version, and hand off bot and scoring work."""
         pipe = self.r.pipeline(transaction=False)
         self._project(pipe, record)
