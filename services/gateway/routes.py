@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from flask import Response, current_app, request
@@ -269,19 +270,10 @@ def _fmt(wait: float) -> str:
     return str(int(wait)) if wait == int(wait) else str(wait)
 
 
-_GAME_TYPES: dict[str, str] = {}
-
-
+@lru_cache(maxsize=100_000)
 def _game_type(svc: GameService, game_id: str) -> str:
-    found = _GAME_TYPES.get(game_id)
-    if found is None:
-        raw = svc.r.hget(keys.meta(game_id), "game")
-        if raw is None:
-            raise Problem(404, "game/not_found", f"no game {game_id}")
-        found = raw.decode()
-        if len(_GAME_TYPES) > 100_000:
-            _GAME_TYPES.clear()
-        _GAME_TYPES[game_id] = found
-    return found
-
-
+    # A game's type never changes, so a process may keep it (a miss is not cached).
+    raw = svc.r.hget(keys.meta(game_id), "game")
+    if raw is None:
+        raise Problem(404, "game/not_found", f"no game {game_id}")
+    return raw.decode()
