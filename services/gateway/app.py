@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import http
 import logging
 from typing import Any
 
 import redis
 from flask import Flask
 from flask_smorest import Api
+from flask_smorest.utils import prepare_response
 from werkzeug.exceptions import HTTPException
 
-from services.gateway import routes
-from services.gateway.problems import Problem, from_http_exception
+from services.gateway import routes, schemas
+from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception
 from shared.config import Settings
 from shared.service import BotDispatcher, GameService
 from shared.store.redis_streams import RedisEventStore
@@ -28,6 +30,20 @@ API_INFO = {
 
 class ProblemApi(Api):
     """flask-smorest's Api answering every HTTP error as a problem body."""
+
+    ERROR_SCHEMA = schemas.ProblemSchema
+
+    def _register_responses(self) -> None:
+        """Document the error responses as ``application/problem+json`` problem bodies."""
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if not 100 <= status < 200 and status not in (204, 304):
+                response["schema"] = self.ERROR_SCHEMA
+            prepare_response(response, self.spec, PROBLEM_TYPE)
+            self.spec.components.response(status.name, response, lazy=True)
+        default: dict[str, Any] = {"description": "An error", "schema": self.ERROR_SCHEMA}
+        prepare_response(default, self.spec, PROBLEM_TYPE)
+        self.spec.components.response("DEFAULT_ERROR", default, lazy=True)
 
     def handle_http_exception(self, error: HTTPException) -> Any:  # type: ignore[override]
         """Problem body for routing, method and validation errors."""

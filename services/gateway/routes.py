@@ -140,8 +140,11 @@ class Commands(MethodView):
     @blp.response(202, schemas.CommandAcceptedSchema)
     @blp.alt_response(200, schema=schemas.ViewSchema, description="with `Prefer: wait=N`: "
                       "accepted, the seat's new view")
-    @blp.alt_response(409, description="expected_version is stale, or the game is over")
-    @blp.alt_response(422, description="the rules forbid the move (`code`, `rule`)")
+    @blp.alt_response(409, schema=schemas.ProblemSchema, content_type="application/problem+json",
+                      description="expected_version is stale, or the game is over")
+    @blp.alt_response(422, schema=schemas.ProblemSchema, content_type="application/problem+json",
+                      description="the rules forbid the move (`code`, `rule`), or it is "
+                                  "malformed")
     @blp.doc(security=SECURITY, parameters=[{
         "in": "header", "name": "Prefer", "schema": {"type": "string"},
         "description": "`wait=N`: wait up to N seconds for the outcome"}])

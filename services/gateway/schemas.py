@@ -152,3 +152,19 @@ class HealthSchema(ma.Schema):
 
     status = ma.fields.String()
     redis = ma.fields.String()
+
+
+class ProblemSchema(ma.Schema):
+    """An error (RFC 9457 problem details, ``application/problem+json``)."""
+
+    type = ma.fields.String(metadata={"example": "/problems/move/illegal"})
+    title = ma.fields.String()
+    status = ma.fields.Integer()
+    detail = ma.fields.String()
+    code = ma.fields.String(metadata={
+        "description": "stable: move/illegal, move/not_your_turn, game/over, game/stale_version, "
+                       "game/not_found, command/invalid, options/invalid, auth/..., request/..."})
+    rule = ma.fields.String(metadata={"description": "for move/illegal: the rule that forbade it"})
+    errors = ma.fields.Dict(metadata={"description": "per field"})
+    command_id = ma.fields.String()
+    version = ma.fields.Integer(allow_none=True)
