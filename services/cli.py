@@ -24,7 +24,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--redis-port", type=int,
                      default=int(os.environ["REDIS_PORT"]) if os.environ.get("REDIS_PORT") else None,
                      help="port for the redis-server it starts (default: REDIS_PORT, else free)")
-    run.add_argument("--gateway-workers", type=int, default=2)
+    run.add_argument("--gateway-workers", type=int,
+                     default=int(os.environ.get("GATEWAY_WORKERS", "2")))
 
     worker = sub.add_parser("worker", help="consume one game type's command streams")
     worker.add_argument("--game", required=True)
