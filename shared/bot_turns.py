@@ -12,6 +12,8 @@ from typing import Any
 from shared import games, keys, policies
 from shared.service import CommandMessage, GameService
 
+BOT_SUBMIT_TTL = 300  # seconds a sent bot command blocks an identical resend
+
 
 def play_bot_move(service: GameService, game_id: str, seat: int, version: int) -> str:
     """Read only the seat's view, choose with its policy, submit like any client.
@@ -29,13 +31,21 @@ def play_bot_move(service: GameService, game_id: str, seat: int, version: int) -
     command = policy(view, random.Random(f"{game_id}:{seat}:{version}"))
     if command is None:
         return "nothing to do"
+    # On its own turn a bot pins the version it decided at. When several seats act at once
+    # (Isle of Skye's prices and building) another seat's move does not spoil its choice, and
+    # the service does not ask it again meanwhile; the engine still checks the command.
+    simultaneous = len(view["to_act"]) > 1
     message = CommandMessage(
         command_id=f"bot-{seat}-{version}",
         game_id=game_id,
         seat=seat,
         body=command,
-        expected_version=version,
+        expected_version=None if simultaneous else version,
     )
+    # Wakes may repeat (redeliveries, retries, Celery's at-least-once): send each command once.
+    if not service.r.set(keys.bot_submitted(game_id, message.command_id), 1, nx=True,
+                         ex=BOT_SUBMIT_TTL):
+        return message.command_id
     service.submit(message, str(view["game"]))
     return message.command_id
 

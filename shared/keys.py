@@ -49,6 +49,11 @@ def reply(game_id: str, command_id: str) -> str:
     return f"game:{{{game_id}}}:reply:{command_id}"
 
 
+def bot_submitted(game_id: str, command_id: str) -> str:
+    """Set once a bot's command is on the stream, so a repeated task does not send it again."""
+    return f"game:{{{game_id}}}:botcmd:{command_id}"
+
+
 def notify(game_id: str) -> str:
     """Pub/sub channel announcing each new version of the game."""
     return f"game:{{{game_id}}}:notify"

@@ -256,8 +256,9 @@ class GameService:
         """
         gid, cid = message.game_id, message.command_id
         record: GameRecord | None = None
+        waiting: frozenset[int] | None = None
         try:
-            outcome, record = self._apply(message)
+            outcome, record, waiting = self._apply(message)
         except LookupError:
             outcome = _rejected(cid, GameError(errors.NOT_FOUND, f"no game {gid}"), None)
         except GameError as exc:
@@ -269,7 +270,9 @@ class GameService:
         self._queue_outcome(pipe, message, outcome, views, ack)
         pipe.execute()
         if record is not None:
-            self._hand_off(record)
+            self._hand_off(record, waiting, message.seat)
+        elif outcome["status"] == "rejected":
+            self._retry_bot(message)
         return outcome
 
     def report_failure(
@@ -305,8 +308,11 @@ class GameService:
         if ack is not None:
             ack(pipe)
 
-    def _apply(self, message: CommandMessage) -> tuple[dict[str, Any], GameRecord]:
-        """(outcome, record to publish) or GameError."""
+    def _apply(
+        self, message: CommandMessage
+    ) -> tuple[dict[str, Any], GameRecord, frozenset[int] | None]:
+        """(outcome, record to publish, seats that were to act before it — None when unknown)
+        or GameError."""
         gid, cid, seat = message.game_id, message.command_id, message.seat
         fresh = gid not in self._cache
         record = self.load(gid, fresh=False)
@@ -321,7 +327,7 @@ class GameService:
                 if seen is None:
                     raise
                 # Applied before (a redelivery after a crash): answer as it was answered.
-                return _accepted(cid, record, seen), record
+                return _accepted(cid, record, seen), record, None
             envs = seal(new, after_version=record.version, prev_hash=record.head_hash,
                         command_id=cid, seat=seat, at=self.clock())
             try:
@@ -332,14 +338,15 @@ class GameService:
                 continue
             except DuplicateCommand as dup:
                 record = self.load(gid)
-                return _accepted(cid, record, (dup.first, dup.last)), record
+                return _accepted(cid, record, (dup.first, dup.last)), record, None
+            waiting = frozenset(record.engine.to_act(record.state))
             changes: dict[str, Any] = {}
             if new[-1].type == SEED_REVEALED:
                 changes["seed"] = new[-1].data["seed"]
             record = replace(record, state=state, version=envs[-1].version,
                              head_hash=envs[-1].hash, **changes)
             self._remember(record)
-            return _accepted(cid, record, (result.first, result.last)), record
+            return _accepted(cid, record, (result.first, result.last)), record, waiting
         raise GameError(errors.STALE_VERSION, "the game kept changing; try again")
 
     def _decide(
@@ -393,16 +400,44 @@ class GameService:
             pipe.zadd(keys.GAMES_FINISHED, {record.id: _epoch()}, nx=True)
         return texts
 
-    def _hand_off(self, record: GameRecord) -> None:
-        """Wake the bots whose turn it is, or score a finished game."""
+    def _hand_off(
+        self,
+        record: GameRecord,
+        waiting: frozenset[int] | None = None,
+        actor: int | None = None,
+    ) -> None:
+        """Wake the bots whose turn it is, or score a finished game.
+
+        When several seats act at once (``waiting``: who was to act before this change), a
+        bot already asked keeps its pending move instead of being asked again at every other
+        seat's move; only seats new to act, and the seat that just acted, are woken.
+        """
         engine = record.engine
         if engine.outcome(record.state) is not None:
             self.dispatcher.finalize(record.id)
             return
         bots = record.bot_seats
-        for seat in engine.to_act(record.state):
-            if seat in bots:
+        to_act = engine.to_act(record.state)
+        for seat in to_act:
+            if seat not in bots:
+                continue
+            if waiting is None or len(to_act) == 1 or seat not in waiting or seat == actor:
                 self.dispatcher.move(record.id, seat, record.version)
+
+    def _retry_bot(self, message: CommandMessage) -> None:
+        """A bot's refused move (the game moved on under it): ask it again if it still has
+        to act, once per newer version, so a simultaneous phase cannot stall on it."""
+        prefix, _, decided = message.command_id.rpartition("-")
+        record = self._cache.get(message.game_id)
+        if (
+            record is None
+            or not prefix.startswith("bot-")
+            or not decided.isdigit()
+            or record.version <= int(decided)
+            or message.seat not in record.engine.to_act(record.state)
+        ):
+            return
+        self.dispatcher.move(record.id, message.seat, record.version)
 
     def _seed(self, game_id: str) -> str:
         seed = self._seeds.get(game_id)

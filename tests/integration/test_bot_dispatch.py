@@ -1,0 +1,49 @@
+"""Bots through the worker: every bot command is sent once, and simultaneous phases neither
+stall nor re-ask every waiting bot at each other seat's move."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import redis
+
+from services.worker.consumer import StreamConsumer
+from shared import keys
+from shared.bot_turns import InlineDispatcher, play_bot_move
+from shared.service import GameService
+from shared.store.redis_streams import RedisEventStore
+
+
+@pytest.mark.parametrize(("game", "seats"), [("skye", 4), ("skull", 5), ("fox", 2)])
+def test_a_bots_only_game_ends_with_each_bot_command_sent_once(
+    redis_client: redis.Redis, game: str, seats: int
+) -> None:
+    dispatcher = InlineDispatcher()
+    service = GameService(RedisEventStore(redis_client), redis_client, dispatcher=dispatcher)
+    dispatcher.bind(service)
+    worker = StreamConsumer(redis_client, service, game, name="w")
+    worker.ensure_groups()
+    gid = service.create(game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
+                         else {}).game_id
+    deadline = time.monotonic() + 60
+    while json.loads(redis_client.get(keys.public(gid)))["outcome"] is None:
+        assert time.monotonic() < deadline, "the bots stalled"
+        worker.poll_once(block_ms=100)
+    ids = [f[b"id"] for _, f in redis_client.xrange(keys.command_stream(game, 0))]
+    assert len(ids) == len(set(ids)), "a bot command was sent twice"
+    results = [json.loads(redis_client.get(keys.result(gid, i.decode()))) for i in ids]
+    refused = [r for r in results if r["status"] != "accepted"]
+    assert len(refused) <= 0.2 * len(results), refused[:5]
+
+
+def test_a_repeated_bot_task_does_not_send_again(redis_client: redis.Redis) -> None:
+    service = GameService(RedisEventStore(redis_client), redis_client)
+    gid = service.create("skye", [{"bot": "random"}, {"bot": "random"}]).game_id
+    public = json.loads(redis_client.get(keys.public(gid)))
+    seat, version = public["to_act"][0], public["version"]
+    first = play_bot_move(service, gid, seat, version)
+    again = play_bot_move(service, gid, seat, version)
+    assert first == again
+    assert redis_client.xlen(keys.command_stream("skye", 0)) == 1
