@@ -19,22 +19,28 @@ def play_bot_move(service: GameService, game_id: str, seat: int, version: int) -
     """Read only the seat's view, choose with its policy, submit like any client.
 
     The command id is derived from (game, seat, version), so a repeated task submits the same
-    command and the store applies it at most once; a task for an old version does nothing.
+    command and the store applies it at most once. On a turn of its own, a task for an old
+    version does nothing (a newer task was queued with the newer version). When several seats
+    act at once the service does not re-ask a waiting bot at each other seat's move, so a task
+    that finds the game moved on still acts, on the view it reads now.
     """
     raw = service.r.get(keys.view(game_id, seat))
     if raw is None:
         return "no such game"
     view: dict[str, Any] = json.loads(raw)
-    if view["version"] != version or seat not in view["to_act"] or view.get("outcome"):
+    if seat not in view["to_act"] or view.get("outcome"):
         return "stale"
+    simultaneous = len(view["to_act"]) > 1
+    if view["version"] != version and not simultaneous:
+        return "stale"
+    version = view["version"]
     policy = policies.get(view["seats"][seat].get("bot") or "random")
     command = policy(view, random.Random(f"{game_id}:{seat}:{version}"))
     if command is None:
         return "nothing to do"
     # On its own turn a bot pins the version it decided at. When several seats act at once
-    # (Isle of Skye's prices and building) another seat's move does not spoil its choice, and
-    # the service does not ask it again meanwhile; the engine still checks the command.
-    simultaneous = len(view["to_act"]) > 1
+    # (Isle of Skye's prices and building) another seat's move does not spoil its choice;
+    # the engine still checks the command.
     message = CommandMessage(
         command_id=f"bot-{seat}-{version}",
         game_id=game_id,

@@ -47,3 +47,49 @@ def test_a_repeated_bot_task_does_not_send_again(redis_client: redis.Redis) -> N
     again = play_bot_move(service, gid, seat, version)
     assert first == again
     assert redis_client.xlen(keys.command_stream("skye", 0)) == 1
+
+
+class LateDispatcher:
+    """Bot tasks that run late and out of order, as Celery's may."""
+
+    def __init__(self, service: GameService, seed: int) -> None:
+        import random
+
+        self.service = service
+        self.pending: list[tuple[str, int, int]] = []
+        self.rng = random.Random(seed)
+
+    def move(self, game_id: str, seat: int, version: int) -> None:
+        self.pending.append((game_id, seat, version))
+
+    def finalize(self, game_id: str) -> None:
+        pass
+
+    def run_some(self) -> None:
+        self.rng.shuffle(self.pending)
+        keep = self.pending[: len(self.pending) // 2]
+        for task in self.pending[len(self.pending) // 2:]:
+            play_bot_move(self.service, *task)
+        self.pending = keep
+
+
+@pytest.mark.parametrize(("game", "seats", "seed"),
+                         [("skye", 4, 1), ("skye", 3, 2), ("skull", 4, 3), ("fox", 2, 4)])
+def test_late_out_of_order_bot_tasks_never_stall_a_game(
+    redis_client: redis.Redis, game: str, seats: int, seed: int
+) -> None:
+    service = GameService(RedisEventStore(redis_client), redis_client)
+    late = LateDispatcher(service, seed)
+    service.dispatcher = late
+    worker = StreamConsumer(redis_client, service, game, name="w")
+    worker.ensure_groups()
+    gid = service.create(game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
+                         else {}).game_id
+    deadline = time.monotonic() + 90
+    while json.loads(redis_client.get(keys.public(gid)))["outcome"] is None:
+        assert time.monotonic() < deadline, "the bots stalled"
+        assert late.pending or redis_client.xpending(
+            keys.command_stream(game, 0), "workers")["pending"] or worker.poll_once(50), \
+            "nothing queued, nothing to process, and the game is not over: a stall"
+        worker.poll_once(block_ms=20)
+        late.run_some()
