@@ -1,5 +1,5 @@
 """The real processes (`tabletop run`: redis-server, gunicorn, a worker per game, Celery):
-a full Fox game against the random bot over HTTP."""
+a full Fox game against the random bot over HTTP, and bots-only Skye and Skull games."""
 
 from __future__ import annotations
 
@@ -81,3 +81,20 @@ def test_full_fox_game_against_the_random_bot_over_http(base_url: str) -> None:
                  {"type": "play", "card": {"suit": "bells", "rank": 1}},
                  headers={**auth, "Prefer": "wait=5"})
     assert bad.status_code == 409 and bad.json()["code"] == "game/over"
+
+
+@pytest.mark.parametrize(("game", "seats"), [("skye", 4), ("skull", 4)])
+def test_celery_bots_play_a_whole_game_on_their_own(base_url: str, game: str,
+                                                    seats: int) -> None:
+    # Celery runs bot tasks late and in any order; simultaneous phases must not stall.
+    created = requests.post(f"{base_url}/v1/games",
+                            json={"game": game, "seats": [{"bot": "random"}] * seats})
+    assert created.status_code == 201, created.text
+    gid = created.json()["id"]
+    deadline = time.monotonic() + 120
+    view = created.json()["view"]
+    while view["outcome"] is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        view = requests.get(f"{base_url}/v1/games/{gid}").json()
+    assert view["outcome"] is not None, f"stuck in {view['phase']} at version {view['version']}"
+    assert view["outcome"]["winners"]
