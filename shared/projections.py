@@ -16,26 +16,27 @@ from shared.record import GameRecord
 AUDITOR = "auditor"  # reader that may see everything
 
 
-def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
-    """The view document for ``seat`` (None: spectator): the engine's view plus the service's
-    fields ``id``, ``game``, ``version``, ``seat``, ``seats``, ``to_act``, ``legal_commands``,
-    ``outcome``."""
-    engine = record.engine
-    state = record.state
+def game_view(engine: Engine, state: Any, seat: int | None) -> dict[str, Any]:
+    """What ``seat`` (None: spectator) may know of ``state``: the engine's view plus ``seat``,
+    ``to_act``, ``legal_commands`` (client JSON) and ``outcome``. A bot decides from this."""
     doc = dict(engine.view(state, seat))
     to_act = list(engine.to_act(state))
     legal: list[dict[str, Any]] = []
     if seat is not None and seat in to_act:
         legal = [engine.command_to_json(c) for c in engine.legal_commands(state, seat)]
+    doc.update(seat=seat, to_act=to_act, legal_commands=legal, outcome=engine.outcome(state))
+    return doc
+
+
+def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
+    """The view document for ``seat`` (None: spectator): ``game_view`` plus the service's
+    fields ``id``, ``game``, ``version``, ``seats`` and ``seed_sha256``."""
+    doc = game_view(record.engine, record.state, seat)
     doc.update(
         id=record.id,
         game=record.game,
         version=record.version,
-        seat=seat,
         seats=[_public_seat(i, s) for i, s in enumerate(record.seats)],
-        to_act=to_act,
-        legal_commands=legal,
-        outcome=engine.outcome(state),
         seed_sha256=record.seed_sha256,
     )
     return doc

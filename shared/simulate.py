@@ -12,6 +12,7 @@ from typing import Any
 from shared import games
 from shared.games.base import Engine
 from shared.games.rng import Rng
+from shared.projections import game_view
 
 
 @dataclass(slots=True)
@@ -59,23 +60,13 @@ def play_one(
             raise RuntimeError(f"game did not end within {max_actions} actions")
         seat = to_act(state)[0]
         if special is not None:
-            command = engine.parse_command(special(_bot_view(engine, state, seat), bot_rng))
+            command = engine.parse_command(special(game_view(engine, state, seat), bot_rng))
         else:
             command = choice(legal(state, seat))
         for event in decide(state, seat, command, Rng(seed, f"a{actions}")):
             state = evolve(state, event)
         actions += 1
     return state, actions
-
-
-def _bot_view(engine: Engine, state: Any, seat: int) -> dict[str, Any]:
-    view = dict(engine.view(state, seat))
-    view.update(
-        seat=seat,
-        to_act=list(engine.to_act(state)),
-        legal_commands=[engine.command_to_json(c) for c in engine.legal_commands(state, seat)],
-    )
-    return view
 
 
 def simulate(
