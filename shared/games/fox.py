@@ -16,7 +16,10 @@ it is a draw.
 Decisions where the rules are silent: a Fox or Woodcutter always asks its owner (on the 13th
 trick the only answers are ``keep_decree`` and returning the card just drawn); an old decree
 card taken by a Fox stays publicly known in that hand until played, or until that seat's next
-Woodcutter (which may have put it under the deck unseen).
+Woodcutter (which may have put it under the deck unseen). A seat that does not follow the led
+suit is publicly known to lack that suit (a "void") until it draws with a Woodcutter or the
+next deal; a card it takes with a Fox is known anyway and leaves the void in place. Search
+bots' ``determinize`` keeps to both.
 
 Representation, chosen for speed (random play-outs for search bots) without giving up purity:
 
@@ -102,6 +105,7 @@ class StateFields(NamedTuple):
     tally: int  # this round's tricks and Treasure, packed: see pack_tally
     known: tuple[int, int]  # per seat, the cards publicly known to be in that hand
     returned: tuple[int, int]  # per seat, the cards it put under the deck this round
+    voids: int  # per seat, suits publicly known to be missing from its hand: bit 3 * seat + suit
     last: tuple[int, int, int, int] | None  # the last trick: (leader, lead, second, winner)
     game: Game
 
@@ -532,7 +536,7 @@ def evolve(state: State | None, event: Any) -> State:
         return _EVOLVERS[kind](state, event)
     # fmt: off
     (phase, turn, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
-     last, game) = state  # type: ignore[misc]
+     voids, last, game) = state  # type: ignore[misc]
     seat = event.seat
     card = event.card
     bit = 1 << card
@@ -546,14 +550,16 @@ def evolve(state: State | None, event: Any) -> State:
     phase, turn = _AFTER_PLAY[seat][card]
     if lead < 0:
         return (phase, turn, h0, h1, leader, card, -1, played, decree, deck, tally, known,
-                returned, last, game)
+                returned, voids, last, game)
+    pair = lead * 33 + card
+    voids |= _VOID_IF_PLAYED[seat][pair]  # a follower off the led suit has none of it
     if phase:  # a Fox or Woodcutter as the second card: the trick waits for its owner
         return (phase, turn, h0, h1, leader, lead, card, played, decree, deck, tally, known,
-                returned, last, game)
-    won, delta = _TRICK_RESULT[leader * 33 + decree][lead * 33 + card]
+                returned, voids, last, game)
+    won, delta = _TRICK_RESULT[leader * 33 + decree][pair]
     nxt = won.next_leader
     return (0, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta, known, returned,
-            (leader, lead, card, won.winner), game)
+            voids, (leader, lead, card, won.winner), game)
     # fmt: on
 
 
@@ -567,23 +573,24 @@ _new_game = tuple.__new__  # Game from a tuple, in C (NamedTuple's own __new__ i
 def _on_game_started(state: State | None, e: GameStarted) -> State:
     game = Game(e.target, e.first_dealer, e.first_dealer, 0, (0, 0), ())
     return (PHASE_PLAY, NOBODY, 0, 0, 1 - e.first_dealer, -1, -1, 0, -1, (), 0, (0, 0), (0, 0),
-            None, game)
+            0, None, game)
 
 
 def _on_round_dealt(s: State, e: RoundDealt) -> State:
-    target, first_dealer, _, _, scores, history = s[14]
+    target, first_dealer, _, _, scores, history = s[15]
     game = _new_game(Game, (target, first_dealer, e.dealer, e.round, scores, history))
     first = 1 - e.dealer  # the non-dealer leads the first trick
     return (PHASE_PLAY, first, _mask(e.hands[0]), _mask(e.hands[1]), first, -1, -1, 0, e.decree,
-            tuple(e.deck), 0, (0, 0), (0, 0), None, game)
+            tuple(e.deck), 0, (0, 0), (0, 0), 0, None, game)
 
 
 def _on_decree_exchanged(s: State, e: DecreeExchanged) -> State:
-    (_, _, h0, h1, leader, lead, second, played, _, deck, tally, known, returned, last,
+    (_, _, h0, h1, leader, lead, second, played, _, deck, tally, known, returned, voids, last,
      game) = s
     seat, new, old = e.seat, e.card, e.old
     swap = (1 << new) | (1 << old)
-    # The old decree card is now publicly known to be in this hand.
+    # The old decree card is now publicly known to be in this hand. The seat's voids stay: the
+    # hand holds no other card of those suits than its known cards.
     if seat:
         h1 ^= swap
         known = (known[0], known[1] & ~(1 << new) | 1 << old)
@@ -592,35 +599,37 @@ def _on_decree_exchanged(s: State, e: DecreeExchanged) -> State:
         known = (known[0] & ~(1 << new) | 1 << old, known[1])
     if second < 0:
         return (PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, new, deck, tally,
-                known, returned, last, game)
+                known, returned, voids, last, game)
     return _take_trick(h0, h1, leader, lead, second, played, new, deck, tally, known, returned,
-                       game)
+                       voids, game)
 
 
 def _on_decree_kept(s: State, e: DecreeKept) -> State:
-    (_, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned, last,
-     game) = s
+    (_, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned, voids,
+     last, game) = s
     if second < 0:
         return (PHASE_PLAY, 1 - e.seat, h0, h1, leader, lead, second, played, decree, deck, tally,
-                known, returned, last, game)
+                known, returned, voids, last, game)
     return _take_trick(h0, h1, leader, lead, second, played, decree, deck, tally, known,
-                       returned, game)
+                       returned, voids, game)
 
 
 def _on_card_drawn(s: State, e: CardDrawn) -> State:
     (phase, turn, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
-     last, game) = s
+     voids, last, game) = s
     if e.seat:
         h1 |= 1 << e.card
     else:
         h0 |= 1 << e.card
+    # The drawn card is hidden from the other seat: it may be of a suit this seat lacked.
+    voids &= _KEEP_VOIDS_OF_OTHER[e.seat]
     return (phase, turn, h0, h1, leader, lead, second, played, decree, deck[1:], tally, known,
-            returned, last, game)
+            returned, voids, last, game)
 
 
 def _on_card_returned(s: State, e: CardReturned) -> State:
-    (_, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned, last,
-     game) = s
+    (_, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned, voids,
+     last, game) = s
     seat, card = e.seat, e.card
     bit = 1 << card
     # The other seat cannot see which card went under the deck, so a card it knew to be in
@@ -636,21 +645,21 @@ def _on_card_returned(s: State, e: CardReturned) -> State:
     deck += (card,)
     if second < 0:
         return (PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, decree, deck, tally,
-                known, returned, last, game)
+                known, returned, voids, last, game)
     return _take_trick(h0, h1, leader, lead, second, played, decree, deck, tally, known,
-                       returned, game)
+                       returned, voids, game)
 
 
 def _on_round_scored(s: State, e: RoundScored) -> State:
     (phase, _, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
-     last, game) = s
+     voids, last, game) = s
     target, first_dealer, dealer, round_, _, history = game
     history += ((e.tricks, e.points, e.treasure, e.total),)
     game = _new_game(Game, (target, first_dealer, dealer, round_, e.scores, history))
     # The round's Treasure is in the new totals now; its tricks stay visible until the deal.
     tally &= 0xFFF
     return (phase, NOBODY, h0, h1, leader, lead, second, played, decree, deck, tally, known,
-            returned, last, game)
+            returned, voids, last, game)
 
 
 def _on_game_ended(s: State, e: GameEnded) -> State:
@@ -659,12 +668,12 @@ def _on_game_ended(s: State, e: GameEnded) -> State:
 
 def _take_trick(h0: int, h1: int, leader: int, lead: int, second: int, played: int,
                 decree: int, deck: tuple[int, ...], tally: int, known: tuple[int, int],
-                returned: tuple[int, int], game: Game) -> State:
+                returned: tuple[int, int], voids: int, game: Game) -> State:
     """The state after the trick (lead, second) is decided, as ``trick_won`` tells."""
     won, delta = _TRICK_RESULT[leader * 33 + decree][lead * 33 + second]
     nxt = won.next_leader
     return (PHASE_PLAY, nxt, h0, h1, nxt, -1, -1, played, decree, deck, tally + delta, known,
-            returned, (leader, lead, second, won.winner), game)
+            returned, voids, (leader, lead, second, won.winner), game)
 
 
 # fmt: on
@@ -678,12 +687,15 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
 
     Public: phase, to_act, hand sizes, decree and trump, the trick, the last trick, tricks won,
     scores (with this round's Treasure) and their history, the cards played this round, the
-    cards publicly known to be in each hand (``known_cards``: old decree cards taken by a Fox).
+    cards publicly known to be in each hand (``known_cards``: old decree cards taken by a Fox)
+    and per seat the suits it is known to lack (``voids``, suit names in ``SUITS`` order: it
+    did not follow that suit this round and has drawn no card since; besides its
+    ``known_cards`` the hand holds no card of them).
     Private to ``seat``: ``hand``, ``opponent_known_cards``, ``deck_known`` (the deck, top
     first: the cards this seat put under it, None for the others) and ``legal_commands``.
     """
-    (phase, turn, h0, h1, leader, lead, second, played, decree, deck, _, known, returned, last,
-     game) = state  # fmt: skip
+    (phase, turn, h0, h1, leader, lead, second, played, decree, deck, _, known, returned, voids,
+     last, game) = state  # fmt: skip
     trick = []
     if lead >= 0:
         trick.append({"seat": leader, "card": card_json(lead)})
@@ -730,6 +742,7 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "deck_size": len(deck),
         "played": _cards_json(played),
         "known_cards": [_cards_json(known[0]), _cards_json(known[1])],
+        "voids": [list(_VOID_SUITS[voids & 7]), list(_VOID_SUITS[voids >> 3])],
         "opponent_known_cards": None,
         "deck_known": None,
         "legal_commands": [],
@@ -784,7 +797,7 @@ def outcome(state: State) -> dict[str, Any] | None:
     """
     if state[0] != PHASE_OVER:
         return None
-    game = state[14]
+    game = state[15]
     scores = list(game.scores)
     last = list(game.history[-1][3]) if game.history else [0, 0]
     ranks = base.ranks_from_scores(scores, last)
@@ -818,9 +831,12 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     """A full state that ``seat``, seeing ``view``, cannot tell from the real one.
 
     The cards it cannot place (33 minus its hand, the decree, the played cards, its own cards
-    under the deck and the opponent's publicly known cards) are shuffled with ``rng`` and dealt
-    to the opponent's hand (besides its known cards) and the deck slots it does not know.
-    Raises ValueError if the view does not account for the 33 cards.
+    under the deck and the opponent's publicly known cards) are shuffled with ``rng``. The
+    opponent's hand gets, besides its known cards, the first ones it has room for among those of
+    the suits it is not known to lack (``voids``); the deck slots this seat does not know get
+    the rest, shuffled again if a void held some back (so that every deal consistent with the
+    view is equally likely).
+    Raises ValueError if the view does not account for the 33 cards or its voids cannot hold.
     """
     other = 1 - seat
     own = mask_of([parse_card(c) for c in view["hand"]])
@@ -832,12 +848,27 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     placed = own | played | own_returns | known[other] | (1 << decree if decree >= 0 else 0)
     if decree < 0:  # before the first deal there are no cards to place
         placed = ALL_CARDS
-    pool = rng.shuffle(cards_of(ALL_CARDS & ~placed))
+    # Voids as the state's bitmask, and the cards of the suits each seat lacks.
+    voids = 0
+    for who, names in enumerate(view.get("voids") or ((), ())):
+        for name in names:
+            voids |= 1 << (3 * who + SUITS.index(name))
+    lacking = [_SUITS_MASK[voids & 7], _SUITS_MASK[voids >> 3]]
+    if own & ~known[seat] & lacking[seat]:
+        raise ValueError("the view's hand holds a suit its voids rule out")
+    free = ALL_CARDS & ~placed
+    banned = free & lacking[other]
+    pool = rng.shuffle(cards_of(free & ~banned))
     need = view["hand_sizes"][other] - known[other].bit_count()
-    if need < 0 or len(pool) != need + slots.count(None):
+    if need < 0 or len(pool) + banned.bit_count() != need + slots.count(None):
         raise ValueError("the view does not account for the 33 cards")
+    if len(pool) < need:
+        raise ValueError("the opponent's voids leave too few cards for its hand")
     opponent = known[other] | mask_of(pool[:need])
-    rest = iter(pool[need:])
+    left = pool[need:]
+    if banned:
+        left = rng.shuffle([*left, *cards_of(banned)])
+    rest = iter(left)
     deck = tuple(next(rest) if c is None else c for c in slots)
     trick = view["trick"]
     lead = parse_card(trick[0]["card"]) if trick else -1
@@ -875,6 +906,7 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
         pack_tally(view["tricks_won"], treasure),
         (known[0], known[1]),
         (returned[0], returned[1]),
+        voids,
         last_tuple,
         game,
     )
@@ -934,7 +966,7 @@ def _end_round(state: State, events: list[Any], won: TrickWon, rng: Rng) -> list
     treasure = (tally >> 12 & 15, tally >> 16 & 15)
     points = (SCORE_BY_TRICKS[tricks[0]], SCORE_BY_TRICKS[tricks[1]])
     total = (points[0] + treasure[0], points[1] + treasure[1])
-    game = state[14]
+    game = state[15]
     scores = (game.scores[0] + total[0], game.scores[1] + total[1])
     events.append(
         RoundScored(
@@ -1178,6 +1210,21 @@ _BITS = tuple(1 << c for c in range(CARD_COUNT))
 _SUIT_MASK_OF = tuple(0x7FF << (11 * (c // 11)) for c in range(CARD_COUNT))
 _ONES = 1 | 1 << 11 | 1 << 22  # the Swans (rank 1) of every suit
 _TO_ACT: tuple[tuple[int, ...], ...] = ((0,), (1,), ())
+# Voids (StateFields.voids): [seat][lead * 33 + second] -> the bit that ``seat`` playing
+# ``second`` to ``lead`` sets (0 if it followed suit); the mask that keeps the other seat's.
+_VOID_IF_PLAYED = tuple(
+    tuple(
+        0 if lead // 11 == second // 11 else 1 << (3 * seat + lead // 11)
+        for lead in range(CARD_COUNT)
+        for second in range(CARD_COUNT)
+    )
+    for seat in (0, 1)
+)
+_KEEP_VOIDS_OF_OTHER = (0b111000, 0b000111)
+# [3 bits of one seat's voids] -> its suit names
+_VOID_SUITS = tuple(tuple(SUITS[i] for i in range(3) if m >> i & 1) for m in range(8))
+# [3 bits of one seat's voids] -> the bitmask of every card of those suits
+_SUITS_MASK = tuple(sum(0x7FF << 11 * i for i in range(3) if m >> i & 1) for m in range(8))
 _PLAYS = _by_suit(PLAY)
 _PLAYS0, _PLAYS1, _PLAYS2 = _PLAYS
 _EXCHANGES = _by_suit(EXCHANGE)

@@ -28,6 +28,12 @@ A round, as this engine runs it:
   skull starts instead; when it was the challenger's own skull the challenger names the starter
   with ``choose_starter`` (phase ``choosing_starter``; an eliminated challenger still chooses,
   among the players still in). After a success the challenger starts under both rules.
+
+What every seat can deduce across rounds is kept as each player's public ``known_skull``:
+everyone starts with a skull (the box holds 3 flowers and 1 skull each), a turned-up skull
+proves it is still there, and as many flowers turned up in one round as the player owns prove
+it is gone; a disc lost unseen (a blind pick, or a secret discard after one's own skull) makes
+a known skull unknown again. ``determinize`` deals only hands and stacks that agree with it.
 """
 
 from __future__ import annotations
@@ -87,6 +93,9 @@ class Player:
     wins: int = 0
     passed: bool = False
     lost: tuple[str, ...] = ()  # discs that left the game, oldest first (secret to the owner)
+    # Public: True/False when every seat can deduce whether the player owns a skull, None when
+    # it cannot. Derived from public events only, so a redacted replay derives it too.
+    known_skull: bool | None = True
 
     @property
     def discs(self) -> int:
@@ -517,7 +526,7 @@ def evolve(state: State | None, event: Any) -> State:
     """The state after ``event``; never fails, never draws."""
     if state is None:
         assert isinstance(event, GameSetUp), "the first skull event is game_set_up"
-        player = Player(flowers=event.flowers, skulls=event.skulls)
+        player = Player(flowers=event.flowers, skulls=event.skulls, known_skull=event.skulls > 0)
         return State(
             seats=event.seats,
             next_starter=event.next_starter,
@@ -557,7 +566,13 @@ def evolve(state: State | None, event: Any) -> State:
                 state, phase=FLIPPING, challenger=seat, bidder=seat, bid=bid, turn=seat
             )
         case DiscFlipped(seat=seat, disc=disc):
-            return dataclasses.replace(state, flipped=(*state.flipped, (seat, disc)))
+            state = dataclasses.replace(state, flipped=(*state.flipped, (seat, disc)))
+            shown = sum(1 for s, d in state.flipped if s == seat and d == FLOWER)
+            if disc == SKULL:
+                return _with_player(state, seat, known_skull=True)
+            if shown >= state.players[seat].discs:  # every disc it owns is a flower
+                return _with_player(state, seat, known_skull=False)
+            return state
         case ChallengeWon(seat=seat, wins=wins):
             state = _with_player(state, seat, wins=wins)
             return _discs_back(state)
@@ -567,6 +582,11 @@ def evolve(state: State | None, event: Any) -> State:
         case DiscsShuffled(order=order, count=count):
             return dataclasses.replace(state, shuffled=tuple(order or (FLOWER,) * count))
         case DiscLost(seat=seat, disc=disc):
+            p = state.players[seat]
+            # The others do not see which disc went (a skull known before may be gone now), so
+            # only "no skull" survives a loss; with no disc left there is no skull either.
+            known = False if p.discs <= 1 or p.known_skull is False else None
+            state = _with_player(state, seat, known_skull=known)
             p = state.players[seat]
             disc = disc or FLOWER
             if disc == FLOWER:
@@ -596,8 +616,10 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     ``to_act``, ``bid``, ``bidder``, ``challenger``, ``skull_owner``, ``table`` (discs on the
     table), ``flipped`` ([{seat, disc}] in flip order), ``pick_from`` (face-down discs to pick
     among), ``players`` ([{seat, stack_size, face_down, hand_size, discs, wins, passed,
-    eliminated}]), ``scores``, ``winners``, and for a seat only: ``hand`` ({flower, skull}),
-    ``stack`` (own faces, bottom first), ``lost`` (own lost discs), ``legal_commands``.
+    eliminated, known_skull}], ``known_skull`` true/false when every seat can deduce whether
+    that player owns a skull, else null), ``scores``, ``winners``, and for a seat only:
+    ``hand`` ({flower, skull}), ``stack`` (own faces, bottom first), ``lost`` (own lost
+    discs), ``legal_commands``.
     """
     own = state.players[seat] if seat is not None else None
     flipped_by_seat = _flipped_counts(state)
@@ -626,6 +648,7 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
                 "wins": p.wins,
                 "passed": p.passed,
                 "eliminated": p.eliminated,
+                "known_skull": p.known_skull,
             }
             for s, p in enumerate(state.players)
         ],
@@ -733,9 +756,10 @@ def redact(event: Any, seat: int | None) -> dict[str, Any] | None:
 
 
 def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
-    """A full state consistent with ``view`` (``seat``'s view): other seats' unknown discs are
-    dealt at random within what is public (disc counts, stack sizes, flipped faces, at most one
-    skull each, 4 discs meaning the skull is still there), and the blind-pick order is shuffled.
+    """A full state consistent with ``view`` (``seat``'s view): ``seat``'s own discs, stack and
+    losses as it knows them; other seats' unknown discs dealt at random within what is public
+    (disc counts, stack sizes, this round's flipped faces on top of their stacks, at most one
+    skull each, and ``known_skull`` from earlier rounds); the blind-pick order shuffled.
     """
     phase = view["phase"]
     # Faces flipped this round still bind a seat's stack while flipping; in the penalty its
@@ -767,6 +791,8 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
                 wins=info["wins"],
                 passed=info["passed"],
                 lost=lost,
+                # A view stored before this field existed lacks it: fall back to "unknown".
+                known_skull=info.get("known_skull"),
             )
         )
     shuffled: tuple[str, ...] = ()
@@ -930,12 +956,14 @@ def _deal_hidden(
     discs = info["discs"]
     need_skull = SKULL in known
     need_flowers = known.count(FLOWER)
+    public = info.get("known_skull")  # None also for a view stored before the field existed
     options = [
         k
         for k in range(SKULLS_PER_PLAYER + 1)
         if 0 <= discs - k <= FLOWERS_PER_PLAYER
         and discs - k >= need_flowers
         and (k >= 1 or not need_skull)
+        and (public is None or (k >= 1) == public)
     ]
     skulls = rng.choice(options) if options else min(discs, SKULLS_PER_PLAYER)
     flowers = discs - skulls

@@ -780,7 +780,7 @@ def test_view_keys_and_spectator() -> None:
     for key in (
         "phase", "hand", "hand_sizes", "decree", "trump", "trick", "last_trick", "leader",
         "dealer", "tricks_won", "scores", "round", "round_scores", "deck_size", "target",
-        "played", "opponent_known_cards", "known_cards", "legal_commands", "to_act",
+        "played", "opponent_known_cards", "known_cards", "voids", "legal_commands", "to_act",
     ):  # fmt: skip
         assert key in v, key
     assert v["legal_commands"] == [fox.command_to_json(x) for x in fox.legal_commands(s, 0)]
@@ -878,6 +878,132 @@ def test_determinize_gives_a_state_with_the_same_view() -> None:
     # Seat 0 knows where the card it returned is; seat 1 knows it holds no Fox's old decree.
     d = fox.determinize(fox.view(s, 0), 0, Rng("det"))
     assert named(d).deck[-1] == c(MOONS, 4)
+
+
+# --- voids: suits a seat is known to lack ---------------------------------------------------
+
+
+def voids(state: fox.State) -> list[list[str]]:
+    """The ``voids`` every view shows; asserts that seats and spectators see the same."""
+    seen = [fox.view(state, seat)["voids"] for seat in (0, 1, None)]
+    assert seen[0] == seen[1] == seen[2]
+    return seen[0]
+
+
+def unknown_hand(state: fox.State, seat: int) -> int:
+    """``seat``'s hand without its publicly known cards."""
+    f = named(state)
+    return (f.hand1 if seat else f.hand0) & ~f.known[seat]
+
+
+def suit_mask(suit: str) -> int:
+    return fox.mask_of([c(suit, r) for r in fox.RANKS])
+
+
+def test_a_follower_off_the_led_suit_shows_a_void() -> None:
+    # Given seat 1 holds no bells...
+    s = start(deal((c(BELLS, 10), c(KEYS, 4)), (c(KEYS, 2), c(KEYS, 6)), decree=c(MOONS, 4),
+                   void1=(BELLS,)))  # fmt: skip
+    assert voids(s) == [[], []]
+    # ...when seat 0 leads bells, nothing is learnt yet; when seat 1 plays keys to it...
+    s, _ = act(s, 0, play(c(BELLS, 10)))
+    assert voids(s) == [[], []]
+    s, _ = act(s, 1, play(c(KEYS, 2)))
+    # ...then everyone knows seat 1 has no bells; following suit later shows nothing new.
+    assert voids(s) == [[], [BELLS]]
+    s, _ = act(s, 0, play(c(KEYS, 4)))
+    s, _ = act(s, 1, play(c(KEYS, 6)))
+    assert voids(s) == [[], [BELLS]]
+
+
+def test_a_woodcutter_draw_ends_only_the_drawers_voids() -> None:
+    # Given seat 1 shows no bells (trick 1) and seat 0 no keys (trick 2)...
+    s = start(deal((c(BELLS, 10), c(BELLS, 8)), (c(MOONS, 2), c(KEYS, 2), c(KEYS, 5)),
+                   decree=c(MOONS, 4), void0=(KEYS,), void1=(BELLS,)))  # fmt: skip
+    s, _ = act(s, 0, play(c(BELLS, 10)))
+    s, _ = act(s, 1, play(c(MOONS, 2)))  # trump: seat 1 wins and leads
+    s, _ = act(s, 1, play(c(KEYS, 2)))
+    s, _ = act(s, 0, play(c(BELLS, 8)))
+    assert voids(s) == [[KEYS], [BELLS]]
+    # ...when seat 1 draws with its Woodcutter, then its drawn card may be a bell: its void
+    # is over, seat 0's stays.
+    s, events = act(s, 1, play(c(KEYS, 5)))
+    assert types(events) == ["card_played", "card_drawn"]
+    assert voids(s) == [[KEYS], []]
+    s, _ = act(s, 1, give_back(events[1].card))
+    assert voids(s) == [[KEYS], []]
+
+
+def test_a_void_shown_on_the_last_trick_ends_with_the_deal() -> None:
+    s = at_last_trick([c(BELLS, 10)], [c(KEYS, 2)])
+    s, _ = act(s, 0, play(c(BELLS, 10)))
+    before = s
+    s, events = act(s, 1, play(c(KEYS, 2)))
+    assert types(events) == ["card_played", "trick_won", "round_scored", "round_dealt"]
+    assert voids(reduce(fox.evolve, events[:3], before)) == [[], [BELLS]]
+    assert voids(s) == [[], []]
+
+
+def test_a_fox_taking_the_decree_of_a_void_suit_keeps_the_void() -> None:
+    # Given bells is trump and seat 1 has no bells: it plays its Fox to a bell...
+    s = start(deal((c(BELLS, 10),), (c(KEYS, 3), c(KEYS, 8)), decree=c(BELLS, 4),
+                   void1=(BELLS,)))  # fmt: skip
+    s, _ = act(s, 0, play(c(BELLS, 10)))
+    s, _ = act(s, 1, play(c(KEYS, 3)))
+    # ...when it takes the bells decree card, then that bell is known and it has no other.
+    s, _ = act(s, 1, exchange(c(KEYS, 8)))
+    assert voids(s) == [[], [BELLS]]
+    assert fox.view(s, 0)["opponent_known_cards"] == [j(c(BELLS, 4))]
+    assert unknown_hand(s, 1) & suit_mask(BELLS) == 0
+
+
+def test_determinize_never_gives_a_seat_a_suit_it_lacks() -> None:
+    # Given seat 1 showed no bells and holds a known bell taken by its Fox (see above)...
+    s = start(deal((c(BELLS, 10), c(KEYS, 4)), (c(KEYS, 3), c(KEYS, 8)), decree=c(BELLS, 4),
+                   deck=(c(BELLS, 2), c(BELLS, 6)), void1=(BELLS,)))  # fmt: skip
+    s, _ = act(s, 0, play(c(BELLS, 10)))
+    s, _ = act(s, 1, play(c(KEYS, 3)))
+    s, _ = act(s, 1, exchange(c(KEYS, 8)))
+    v = fox.view(s, 0)
+    unseen_bells = suit_mask(BELLS) & ~named(s).hand0 & ~named(s).played & ~(1 << c(BELLS, 4))
+    assert unseen_bells  # bells whose place seat 0 cannot see
+    for i in range(200):
+        # ...when seat 0 determinizes, then seat 1's hand is its known bell and no other bell,
+        # and the unseen bells are in the deck.
+        d = fox.determinize(v, 0, Rng("voids", str(i)))
+        assert fox.view(d, 0) == v
+        assert named(d).hand1 & suit_mask(BELLS) == 1 << c(BELLS, 4)
+        assert fox.mask_of(named(d).deck) & unseen_bells == unseen_bells
+
+
+def test_determinize_spreads_held_back_cards_over_the_whole_deck() -> None:
+    # Cards a void keeps out of the opponent's hand land in every deck slot about as often
+    # (the deck's order matters: a Woodcutter draws its top). 600 draws, 6 slots, chi-square
+    # with 5 degrees of freedom: 25 is far in the tail (p < 0.0002); the seeds are fixed.
+    s = start(deal((c(BELLS, 10),), (c(KEYS, 2),), decree=c(MOONS, 4),
+                   deck=(c(BELLS, 2), c(BELLS, 6)), void1=(BELLS,)))  # fmt: skip
+    s, _ = act(s, 0, play(c(BELLS, 10)))
+    s, _ = act(s, 1, play(c(KEYS, 2)))
+    v = fox.view(s, 0)
+    held_back = fox.cards_of(suit_mask(BELLS) & ~named(s).hand0 & ~named(s).played)
+    counts = [0] * 6
+    for i in range(600 // len(held_back)):
+        deck = named(fox.determinize(v, 0, Rng("spread", str(i)))).deck
+        for slot, card in enumerate(deck):
+            counts[slot] += card in held_back
+    expected = sum(counts) / 6
+    assert sum((n - expected) ** 2 / expected for n in counts) < 25, counts
+
+
+def test_determinize_rejects_voids_that_cannot_hold() -> None:
+    s = start(deal((c(BELLS, 10),), (c(KEYS, 2),), decree=c(MOONS, 4), void1=(BELLS,)))
+    s, _ = act(s, 0, play(c(BELLS, 10)))
+    v = fox.view(s, 0)
+    with pytest.raises(ValueError):  # seat 1 can lack no suit at all of 33 cards
+        fox.determinize({**v, "voids": [[], list(fox.SUITS)]}, 0, Rng("x"))
+    assert j(c(MOONS, 3)) in v["hand"]
+    with pytest.raises(ValueError):  # seat 0 holds moons: it cannot lack them
+        fox.determinize({**v, "voids": [[MOONS], []]}, 0, Rng("x"))
 
 
 # --- the deal, for auditors ----------------------------------------------------------------

@@ -258,6 +258,61 @@ def test_determinize_is_consistent_with_the_view(seed: int, data: st.DataObject)
                     reduce(fox.evolve, fox.decide(d, who, cmd, Rng("x")), d)
 
 
+def void_cards(state: fox.State, seat: int) -> int:
+    """Every card of the suits ``seat`` is recorded to lack."""
+    suits = named(state).voids >> 3 * seat & 7
+    return sum(0x7FF << 11 * suit for suit in range(3) if suits >> suit & 1)
+
+
+def contradicts_a_void(state: fox.State) -> bool:
+    """A hand holds, besides its publicly known cards, a card of a suit it is said to lack."""
+    f = named(state)
+    return any(h & ~f.known[s] & void_cards(state, s) for s, h in enumerate((f.hand0, f.hand1)))
+
+
+@SETTINGS
+@given(seed=seeds)
+def test_voids_record_each_suit_not_followed_until_a_draw(seed: int) -> None:
+    _, batches, _ = playout(f"o{seed}", random.Random(seed), {"target": 10})
+    expected = [0, 0]  # per seat, a bit per suit
+    lead = -1
+    state = None
+    for batch in batches:
+        for e in batch:
+            state = fox.evolve(state, e)
+            if e.TYPE == "round_dealt":
+                expected, lead = [0, 0], -1
+            elif e.TYPE == "card_played" and lead < 0:
+                lead = e.card
+            elif e.TYPE == "card_played":
+                if e.card // 11 != lead // 11:
+                    expected[e.seat] |= 1 << lead // 11
+                lead = -1
+            elif e.TYPE == "card_drawn":
+                expected[e.seat] = 0
+            assert named(state).voids == expected[0] | expected[1] << 3
+            assert not contradicts_a_void(state)
+            shown = fox.view(state, None)["voids"]
+            assert shown == [[fox.SUITS[i] for i in range(3) if m >> i & 1] for m in expected]
+
+
+@SETTINGS
+@given(seed=seeds, data=st.data())
+def test_determinized_states_never_contradict_a_recorded_void(
+    seed: int, data: st.DataObject
+) -> None:
+    states, _, _ = playout(f"n{seed}", random.Random(seed), {"target": 10})
+    with_voids = [s for s in states if named(s).voids and named(s).phase != fox.PHASE_OVER]
+    picks = data.draw(st.lists(st.sampled_from(with_voids or states), min_size=1, max_size=8))
+    for i, state in enumerate(picks):
+        for seat in (0, 1):
+            v = fox.view(state, seat)
+            d = fox.determinize(v, seat, Rng(f"void{seed}", f"{i}"))
+            assert named(d).voids == named(state).voids
+            assert not contradicts_a_void(d)
+            assert fox.view(d, seat) == v
+
+
 @SETTINGS
 @given(order=st.permutations(list(range(33))), dealer=st.sampled_from([0, 1]), seed=seeds)
 def test_any_fixed_deal_plays_out(order: list[int], dealer: int, seed: int) -> None:

@@ -258,6 +258,23 @@ def test_a_player_with_no_disc_in_hand_must_bid() -> None:
     assert all(isinstance(c, Bid) for c in skull.legal_commands(state, 0))
 
 
+def test_an_empty_hand_forces_the_opening_bid_but_not_a_raise() -> None:
+    # Given seat 1 has one disc left and placed it in the first pass
+    state = given(
+        GameSetUp(seats=3), *lose(1, FLOWER, FLOWER, SKULL), RoundStarted(round=2, starter=0)
+    )
+    state, _ = play(state, *first_pass(3))
+    # When no one has bid yet, then on its turn it must open the bidding
+    placed, _ = play(state, (0, F))
+    assert skull.legal_commands(placed, 1) == [Bid(count=c) for c in range(1, 5)]
+    # When seat 0 opened instead, then it raises or passes like anyone else ("buď přebít
+    # nabídku ..., nebo hlásit pas")
+    state, _ = play(state, (0, Bid(count=1)))
+    assert skull.legal_commands(state, 1) == [Bid(count=2), Bid(count=3), Pass()]
+    _, log = play(state, (1, Pass()))
+    assert log == [BidPassed(seat=1), TurnStarted(seat=2)]
+
+
 def test_placing_a_disc_you_do_not_hold() -> None:
     state, _ = play(new_game(3), (0, S), (1, F), (2, F))
     assert_illegal(state, 0, S, "no_such_disc")
@@ -749,6 +766,7 @@ def test_views_hide_other_seats_discs() -> None:
         "wins": 0,
         "passed": False,
         "eliminated": False,
+        "known_skull": True,
     }
     # Then seat 0's view is the same whichever face seat 1 placed
     other, _ = play(new_game(3), (0, F), (1, F), (2, F))
@@ -797,6 +815,111 @@ def test_determinize_is_consistent_with_the_view() -> None:
     # and from the service's projection, whose extra keys (``seats`` a list) it ignores
     projected = {**v, "seats": [{"seat": s} for s in range(3)], "seat": 2, "outcome": None}
     assert skull.view(skull.determinize(projected, 2, Rng("det")), 2) == v
+
+
+# --- what every seat can deduce across rounds ---------------------------------------------------
+
+
+def known(state: State) -> list[bool | None]:
+    """Every seat's public ``known_skull`` (the same in every seat's view)."""
+    views = [skull.view(state, s) for s in (None, *range(state.seats))]
+    facts = {tuple(p["known_skull"] for p in v["players"]) for v in views}
+    assert len(facts) == 1, facts
+    return list(facts.pop())
+
+
+def dealt(state: State, seat: int, of: int, seeds: int = 40) -> set[tuple[int, int]]:
+    """The (flowers, skulls) that ``determinize`` deals seat ``of`` from ``seat``'s view over
+    many seeds; every determinized state shows ``seat`` its view back."""
+    v = skull.view(state, seat)
+    out: set[tuple[int, int]] = set()
+    for i in range(seeds):
+        full = skull.determinize(v, seat, Rng("det", str(i)))
+        assert skull.view(full, seat) == v
+        assert full.players[seat] == state.players[seat]  # its own discs, stack and losses
+        out.add((full.players[of].flowers, full.players[of].skulls))
+    return out
+
+
+def test_a_revealed_skull_stays_known_until_its_owner_loses_a_disc() -> None:
+    # Given seat 1 lost a disc earlier: 3 left, and nobody else knows whether its skull is one
+    state = given(GameSetUp(seats=3), *lose(1, FLOWER), RoundStarted(round=2, starter=1))
+    assert known(state) == [True, None, True]
+    assert dealt(state, 2, of=1) == {(3, 0), (2, 1)}
+    # When seat 0 challenges for 2, meets seat 1's skull, and seat 1 takes one of its discs
+    state, _ = play(state, (1, F), (2, F), (0, F), (1, S), (2, Bid(count=1)), (0, Bid(count=2)))
+    state, _ = play(state, (1, Pass()), (2, Pass()), (0, Flip(seat=0)), (0, Flip(seat=1)))
+    state, log = play(state, (1, PickDisc(index=0)))
+    assert log[-1] == RoundStarted(round=3, starter=0)
+    # Then in the next round everyone still knows seat 1 holds a skull, while seat 0's loss
+    # (seen by seat 0 alone) leaves its skull unknown to the others
+    assert known(state) == [None, True, True]
+    for seat in (0, 2):
+        assert dealt(state, seat, of=1) == {(2, 1)}
+    assert dealt(state, 2, of=0) == {(3, 0), (2, 1)}
+    assert dealt(state, 0, of=0) == {(state.players[0].flowers, state.players[0].skulls)}
+    # When seat 1 fails a challenge on seat 2's skull and loses a disc unseen
+    state, _ = play(state, (0, F), (1, F), (2, S), (0, Bid(count=1)), (1, Bid(count=2)))
+    state, _ = play(state, (2, Pass()), (0, Pass()), (1, Flip(seat=1)), (1, Flip(seat=2)))
+    assert known(state) == [None, True, True]  # discs back, not yet lost
+    state, _ = play(state, (2, PickDisc(index=1)))
+    # Then its skull is unknown again (to all but seat 1)
+    assert known(state) == [None, None, True]
+    assert dealt(state, 0, of=1) == {(2, 0), (1, 1)}
+
+
+def test_a_player_who_shows_every_disc_as_a_flower_is_known_to_have_no_skull() -> None:
+    # Given seat 0 discarded its skull earlier: 3 flowers left, which only seat 0 knows
+    state = given(GameSetUp(seats=3), *lose(0, SKULL), RoundStarted(round=2, starter=0))
+    assert known(state) == [None, True, True]
+    # When it places all three and wins a challenge for 3 by turning them up
+    state, _ = play(state, *first_pass(3), (0, F), (1, F), (2, F), (0, F), (1, Bid(count=1)))
+    state, log = play(state, (2, Pass()), (0, Bid(count=3)), (1, Pass()), (0, Flip(seat=0)))
+    assert log[-2:] == [ChallengeWon(seat=0, wins=1), RoundStarted(round=3, starter=0)]
+    # Then everyone knows it has no skull, and no determinization deals it one
+    assert known(state) == [False, True, True]
+    assert dealt(state, 1, of=0) == {(3, 0)}
+    # and losing more discs does not change that; once out, a player owns no skull either
+    assert known(reduce(skull.evolve, lose(0, FLOWER), state)) == [False, True, True]
+    out = given(GameSetUp(seats=3), *lose(2, FLOWER, SKULL, FLOWER, FLOWER))
+    assert known(out) == [True, True, False]
+
+
+def test_flowers_shown_in_one_round_pin_a_player_down_while_flipping() -> None:
+    # Given seat 2 has two discs left (skull unknown) and both are on its stack
+    state = given(GameSetUp(seats=3), *lose(2, FLOWER, SKULL), RoundStarted(round=3, starter=0))
+    state, _ = play(state, *first_pass(3), (0, F), (1, F), (2, F), (0, Bid(count=5)))
+    state, _ = play(state, (1, Pass()), (2, Pass()), (0, Flip(seat=0)), (0, Flip(seat=2)))
+    # When the challenger has turned up one of its flowers, then the skull is still open
+    assert known(state)[2] is None
+    assert dealt(state, 1, of=2) == {(2, 0), (1, 1)}
+    # When it turns up the second, then seat 2 has shown all its discs as flowers
+    state, _ = play(state, (0, Flip(seat=2)))
+    assert known(state)[2] is False
+    assert dealt(state, 1, of=2) == {(2, 0)}
+
+
+def test_determinize_never_contradicts_what_the_seat_knows() -> None:
+    # Given seat 1 (3 discs) showed its skull in round 1 and has lost nothing since, and in
+    # round 2's flipping the challenger has turned up seat 1's top disc, a flower
+    state = given(GameSetUp(seats=4), *lose(1, FLOWER), RoundStarted(round=1, starter=0))
+    state, _ = play(state, *first_pass(4, faces={1: S}), (0, Bid(count=2)), (1, Pass()))
+    state, _ = play(state, (2, Pass()), (3, Pass()), (0, Flip(seat=0)), (0, Flip(seat=1)))
+    state, _ = play(state, (1, PickDisc(index=3)))
+    faces = {1: S}
+    state, _ = play(state, *first_pass(4, faces=faces), *first_pass(4), (0, Bid(count=4)))
+    state, _ = play(state, (1, Pass()), (2, Pass()), (3, Pass()), (0, Flip(seat=0)))
+    state, _ = play(state, (0, Flip(seat=1)))
+    assert state.flipped[-1] == (1, FLOWER)
+    assert known(state)[1] is True
+    v = skull.view(state, 3)
+    for i in range(60):
+        full = skull.determinize(v, 3, Rng("never", str(i)))
+        assert skull.view(full, 3) == v
+        # then seat 1 always has its skull, and seat 0's turned-up flowers are where they were
+        assert full.players[1].skulls == 1 and full.players[1].lost == (FLOWER,)
+        assert full.players[0].stack == (FLOWER, FLOWER)
+        assert full.players[3] == state.players[3]
 
 
 EXAMPLES: list[Any] = [

@@ -72,6 +72,37 @@ def assert_conserved(state: State) -> None:
         assert 0 <= p.wins <= 2
 
 
+def assert_known_facts_hold(state: State) -> None:
+    """What every seat is said to know is true: ``known_skull`` matches the skull count."""
+    for p in state.players:
+        if p.known_skull is not None:
+            assert p.skulls == int(p.known_skull), p
+
+
+def flips_by_seat(state: State) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for s, d in state.flipped:
+        out.setdefault(s, []).append(d)
+    return out
+
+
+def assert_determinized(full: State, state: State, viewer: int) -> None:
+    """``full`` (determinized from ``viewer``'s view of ``state``) contradicts nothing ``viewer``
+    knows: its own discs, the public facts, this round's turned-up faces where they lie."""
+    assert_conserved(full)
+    assert_known_facts_hold(full)
+    assert full.players[viewer] == state.players[viewer]
+    for other, (p, q) in enumerate(zip(full.players, state.players, strict=True)):
+        assert (p.discs, len(p.stack), p.known_skull) == (q.discs, len(q.stack), q.known_skull)
+        faces = flips_by_seat(state).get(other, [])
+        if state.phase == "flipping" and faces:
+            assert list(reversed(p.stack))[: len(faces)] == faces, (other, p.stack, faces)
+    assert len(full.shuffled) == len(state.shuffled)
+    if full.shuffled:  # the blind-pick order holds exactly the challenger's dealt discs
+        c = full.players[state.challenger]
+        assert sorted(full.shuffled) == sorted([FLOWER] * c.flowers + [SKULL] * c.skulls)
+
+
 @SETTINGS
 @given(games)
 def test_discs_are_conserved_win_markers_capped_and_games_end(game: Any) -> None:
@@ -79,8 +110,10 @@ def test_discs_are_conserved_win_markers_capped_and_games_end(game: Any) -> None
     _, steps, final = playout(seats, rule, rnd)
     for step in steps:
         assert_conserved(step.state)
+        assert_known_facts_hold(step.state)
         assert sum(p.wins == 2 for p in step.state.players) == 0  # 2 wins end the game
     assert_conserved(final)
+    assert_known_facts_hold(final)
     out = skull.outcome(final)
     assert out is not None, "the game did not end"
     assert len(out["winners"]) == 1 and out["draw"] is False
@@ -108,15 +141,18 @@ def test_replay_equals_live_state_also_through_json(game: Any) -> None:
 def perturb(state: State, other: int, rnd: random.Random) -> State:
     """``state`` with ``other``'s hidden information changed whenever it has any: a face-down
     disc swapped with a different one (in hand or face down), or, when this round's flips do
-    not pin it down, a skull turned into a flower (or back) with what it lost adjusted; and the
-    blind-pick order, hidden from everyone, reversed."""
+    not pin it down and no one can deduce whether it owns a skull (``known_skull`` None), a
+    skull turned into a flower (or back) with what it lost adjusted; and the blind-pick order,
+    hidden from everyone, reversed."""
     p = state.players[other]
     up = sum(1 for s, _ in state.flipped if s == other) if p.stack else 0
     down = list(p.stack[: len(p.stack) - up])
     hand = [FLOWER] * p.in_hand(FLOWER) + [SKULL] * p.in_hand(SKULL)
     pool = down + hand
     flowers, skulls, lost = p.flowers, p.skulls, list(p.lost)
-    free = not any(s == other for s, _ in state.flipped) and 0 < p.discs < 4
+    free = (
+        not any(s == other for s, _ in state.flipped) and 0 < p.discs < 4 and p.known_skull is None
+    )
     pairs = [
         (i, j) for i in range(len(down)) for j in range(i + 1, len(pool)) if pool[i] != pool[j]
     ]
@@ -156,16 +192,36 @@ def test_views_leak_nothing_and_determinize_matches_the_view(game: Any) -> None:
         other = rnd.choice([s for s in range(seats) if s != viewer])
         twin = perturb(state, other, rnd)
         assert_conserved(twin)
+        assert_known_facts_hold(twin)
         changed += twin != state
         assert skull.view(twin, viewer) == skull.view(state, viewer)
         assert skull.view(twin, None) == skull.view(state, None)
         assert skull.to_act(twin) == skull.to_act(state)
         v = skull.view(state, viewer)
         full = skull.determinize(v, viewer, Rng("det", str(i)))
-        assert_conserved(full)
+        assert_determinized(full, state, viewer)
         assert skull.view(full, viewer) == v
         json.dumps(v)
     assert changed > 0  # the perturbation really hid something
+
+
+@SETTINGS
+@given(games)
+def test_a_view_follows_from_the_events_as_that_seat_saw_them(game: Any) -> None:
+    """Replaying the redacted events a seat (or a spectator) was sent gives the same view at
+    every step, so nothing in it (``known_skull`` included) rests on a face the seat never saw."""
+    seats, rule, rnd = game
+    events, steps, final = playout(seats, rule, rnd)
+    viewer = rnd.choice([None, *range(seats)])
+    seen = [skull.event_from_json(skull.redact(e, viewer)) for e in events]
+    opening = len(events) - sum(len(step.events) for step in steps)
+    replayed = reduce(skull.evolve, seen[:opening], None)
+    at = opening
+    for step in steps:
+        assert skull.view(replayed, viewer) == skull.view(step.state, viewer)
+        replayed = reduce(skull.evolve, seen[at : at + len(step.events)], replayed)
+        at += len(step.events)
+    assert skull.view(replayed, viewer) == skull.view(final, viewer)
 
 
 @SETTINGS
@@ -209,3 +265,25 @@ def test_play_outs_cover_every_event_type() -> None:
         events, _, _ = playout(3 + i % 10, ("czech", "english")[i % 2], rnd)
         seen |= {e.TYPE for e in events}
     assert seen == set(skull.EVENTS)
+
+
+def test_play_outs_reach_every_kind_of_public_knowledge_and_determinize_holds_there() -> None:
+    """Over several rounds, players with fewer than 4 discs are known to hold their skull, known
+    not to, and unknown; determinize agrees with every seat's view in such late states."""
+    kinds: set[bool | None] = set()
+    late = 0
+    rnd = random.Random(11)
+    for i in range(20):
+        _, steps, _ = playout(3 + i % 6, ("czech", "english")[i % 2], rnd)
+        for k, step in enumerate(steps):
+            state = step.state
+            kinds |= {p.known_skull for p in state.players if 0 < p.discs < 4}
+            if state.round >= 3 and k % 7 == 0:
+                late += 1
+                viewer = k % state.seats
+                v = skull.view(state, viewer)
+                full = skull.determinize(v, viewer, Rng("late", f"{i}-{k}"))
+                assert_determinized(full, state, viewer)
+                assert skull.view(full, viewer) == v
+    assert kinds == {True, False, None}
+    assert late > 50
