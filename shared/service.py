@@ -162,6 +162,7 @@ class GameService:
                 f"{game} needs {engine.MIN_SEATS}-{engine.MAX_SEATS} seats, got {n}",
                 seats=[f"between {engine.MIN_SEATS} and {engine.MAX_SEATS} seats"],
             )
+        _check_json_safe(options or {}, "options")
         opts = engine.parse_options(n, dict(options or {}))
         seed = seed or secrets.token_hex(32)
         game_id = secrets.token_hex(8)
@@ -237,7 +238,14 @@ class GameService:
         """Put a command on its game type's command stream (the gateway's and bots' path)."""
         if shard is None:
             shard = keys.shard_of(message.game_id, self.shards)
-        self.r.xadd(keys.command_stream(game_type, shard), message.to_fields())
+        pipe = self.r.pipeline(transaction=False)
+        # A pending result first, so the command is known (not a 404) until its outcome
+        # replaces it; NX keeps the outcome of a command id sent before.
+        pending = {"command_id": message.command_id, "status": "pending", "seat": message.seat}
+        pipe.set(keys.result(message.game_id, message.command_id),
+                 json.dumps(pending, separators=(",", ":")), ex=RESULT_TTL, nx=True)
+        pipe.xadd(keys.command_stream(game_type, shard), message.to_fields())
+        pipe.execute()
         return message.command_id
 
     # ---- applying --------------------------------------------------------------------------
@@ -479,6 +487,27 @@ def key_matches(keys_: frozenset[str], presented: str) -> bool:
     for k in keys_:
         ok |= hmac.compare_digest(k.encode(), presented.encode())
     return ok
+
+
+JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clients
+
+
+def _check_json_safe(value: Any, path: str) -> None:
+    """Raise ``options/invalid`` for a number no client or store can carry exactly."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and abs(value) > JSON_SAFE_INT:
+        raise errors.invalid_options(f"{path}: {value} is too large",
+                                     **{path.split(".", 1)[-1]: "number too large"})
+    if isinstance(value, float) and not -JSON_SAFE_INT <= value <= JSON_SAFE_INT:
+        raise errors.invalid_options(f"{path}: number too large",
+                                     **{path.split(".", 1)[-1]: "number too large"})
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_json_safe(v, f"{path}.{k}")
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _check_json_safe(v, f"{path}[{i}]")
 
 
 def _accepted(cid: str, record: GameRecord, versions: tuple[int, int]) -> dict[str, Any]:

@@ -128,7 +128,8 @@ class Game(MethodView):
         key = keys.public(game_id) if seat is None else keys.view(game_id, seat)
         raw = service().r.get(key)
         if raw is None:
-            raise Problem(404, "game/not_found", f"no game {game_id} (or no seat {seat})")
+            detail = f"no game {game_id}" if seat is None else f"no seat {seat} in game {game_id}"
+            raise Problem(404, "game/not_found", detail)
         return _json_response(raw)
 
 
@@ -163,7 +164,7 @@ class Commands(MethodView):
             engine.parse_command(command)  # shape errors answer here, before the stream
         except GameError as exc:
             raise Problem.from_game_error(exc) from exc
-        cid = f"s{caller.seat}-{body['id']}" if "id" in body else new_command_id()
+        cid = _client_command_id(caller.seat, body["id"]) if "id" in body else new_command_id()
         message = CommandMessage(
             command_id=cid,
             game_id=game_id,
@@ -191,20 +192,33 @@ class CommandStatus(MethodView):
     """What became of a command sent without waiting."""
 
     @blp.response(200, schemas.CommandAcceptedSchema)
+    @blp.alt_response(404, schema=schemas.ProblemSchema, content_type="application/problem+json",
+                      description="no such command of the caller's seat")
     @blp.doc(security=SECURITY)
     def get(self, game_id: str, command_id: str) -> Any:
-        """`pending`, `accepted` (with the version) or `rejected` (with the error)."""
+        """`pending`, `accepted` (with the version) or `rejected` (with the error as a problem
+        body). A seat may ask by the `id` it sent; another seat's command is a 404."""
         svc = service()
         caller = auth.caller_for(svc, game_id)
         if caller.role not in (auth.SEAT, auth.AUDITOR):
             raise Problem(401, "auth/seat_required", "send a seat token", title="Unauthorized")
-        raw = svc.r.get(keys.result(game_id, command_id))
-        if raw is None:
-            return {"command_id": command_id, "status": "pending"}
-        doc = json.loads(raw)
-        if caller.role == auth.SEAT and doc.get("seat") != caller.seat:
-            # Another seat's rejection could name the card it tried: not yours to read.
-            return {"command_id": command_id, "status": "pending"}
+        candidates = [command_id]
+        if caller.role == auth.SEAT:
+            candidates.append(_client_command_id(caller.seat, command_id))
+        doc = None
+        for cid in candidates:
+            raw = svc.r.get(keys.result(game_id, cid))
+            if raw is not None:
+                doc = json.loads(raw)
+                break
+        # Another seat's rejection could name the card it tried: not yours to read, nor to
+        # know of.
+        if doc is None or (caller.role == auth.SEAT and doc.get("seat") != caller.seat):
+            raise Problem(404, "command/not_found",
+                          f"no command {command_id} of yours in game {game_id}",
+                          title="No such command")
+        if doc.get("status") in ("rejected", "error") and isinstance(doc.get("error"), dict):
+            doc["error"] = Problem.from_game_error(doc["error"]).body()
         return doc
 
 
@@ -256,6 +270,11 @@ def _outcome_response(
 
 
 _WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*\"?(\d+(?:\.\d+)?)\"?", re.IGNORECASE)
+
+
+def _client_command_id(seat: int | None, client_id: str) -> str:
+    # Prefixed with the seat so that two seats' ids never collide (nor a seat forge a bot's).
+    return f"s{seat}-{client_id}"
 
 
 def _prefer_wait(svc: GameService) -> float | None:

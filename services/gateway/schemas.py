@@ -77,7 +77,7 @@ class CommandSchema(ma.Schema):
         metadata={"description": "client command id; resending it never applies twice"},
     )
     expected_version = ma.fields.Integer(
-        strict=True, validate=validate.Range(min=0),
+        strict=True, validate=validate.Range(min=0, max=2**53 - 1),
         metadata={"description": "reject with 409 unless the game is at this version"},
     )
 
@@ -112,14 +112,14 @@ class ViewSchema(ma.Schema):
 class EventsQuerySchema(StrictSchema):
     """Query of ``GET /v1/games/{id}/events``."""
 
-    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**53 - 1))
     limit = ma.fields.Integer(load_default=1000, validate=validate.Range(min=1, max=10_000))
 
 
 class ViewQuerySchema(StrictSchema):
     """Query of ``GET /v1/games/{id}``: auditors may ask for any seat's view."""
 
-    seat = ma.fields.Integer(validate=validate.Range(min=0))
+    seat = ma.fields.Integer(validate=validate.Range(min=0, max=63))
 
 
 class EventSchema(ma.Schema):

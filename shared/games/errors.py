@@ -33,7 +33,7 @@ class GameError(Exception):
         self.code = code
         self.detail = detail
         self.rule = rule
-        self.errors = errors or {}
+        self.errors = {k: _messages(v, detail) for k, v in (errors or {}).items()}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description, as put in a problem body or a worker reply."""
@@ -43,6 +43,16 @@ class GameError(Exception):
         if self.errors:
             out["errors"] = self.errors
         return out
+
+
+def _messages(value: Any, detail: str) -> list[str]:
+    """Field errors as clients get them everywhere: a list of messages per field (an engine may
+    hand over one message, or the offending value, which says less than ``detail``)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    return [detail]
 
 
 def illegal(rule: str, detail: str) -> GameError:

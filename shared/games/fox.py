@@ -55,6 +55,7 @@ CARD_COUNT = 33
 HAND_SIZE = 13
 DECK_SIZE = 6
 TRICKS_PER_ROUND = 13
+MAX_TARGET = 1000  # each round adds 6+ points between the two: at most ~330 rounds
 DEFAULT_TARGET = 21
 
 SWAN, FOX, WOODCUTTER, TREASURE, WITCH, MONARCH = 1, 3, 5, 7, 9, 11
@@ -381,8 +382,9 @@ def parse_options(seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
             **{str(k): "unknown option" for k in unknown},
         )
     target = options.get("target", DEFAULT_TARGET)
-    if type(target) is not int or target < 1:
-        raise invalid_options("target must be a positive integer", target="positive integer")
+    if type(target) is not int or not 1 <= target <= MAX_TARGET:
+        raise invalid_options(f"target must be an integer from 1 to {MAX_TARGET}",
+                              target=f"integer from 1 to {MAX_TARGET}")
     first_dealer = options.get("first_dealer")
     if first_dealer is not None and (type(first_dealer) is not int or first_dealer not in (0, 1)):
         raise invalid_options("first_dealer must be 0 or 1", first_dealer="0 or 1")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -296,8 +297,51 @@ def test_a_seat_cannot_read_another_seats_command_outcome(stack: Stack) -> None:
     url = f"/v1/games/{gid}/commands/s{seat}-try-1"
     mine = stack.http.get(url, headers=bearer(tokens[seat])).get_json()
     assert mine["status"] == "rejected" and mine["error"]["rule"]
-    theirs = stack.http.get(url, headers=bearer(tokens[1 - seat])).get_json()
-    assert theirs == {"command_id": f"s{seat}-try-1", "status": "pending"}
+    theirs = stack.http.get(url, headers=bearer(tokens[1 - seat]))
+    assert theirs.status_code == 404 and theirs.get_json()["code"] == "command/not_found"
+    assert "card" not in theirs.get_data(as_text=True)
+
+
+def test_a_command_is_found_by_the_id_its_client_sent(stack: Stack) -> None:
+    gid, tokens = two_humans(stack)
+    seat = view(stack, gid)["to_act"][0]
+    card = view(stack, gid, tokens[seat])["hand"][0]
+    # a card of the other seat's hand is not in ours: rejected
+    other = view(stack, gid, tokens[1 - seat])["hand"][0]
+    stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": other,
+                    "id": "mine-1"}, headers={**bearer(tokens[seat]), **WAIT})
+    got = stack.http.get(f"/v1/games/{gid}/commands/mine-1", headers=bearer(tokens[seat]))
+    assert got.status_code == 200
+    doc = got.get_json()
+    assert doc["command_id"] == f"s{seat}-mine-1" and doc["status"] == "rejected"
+    # the stored rejection reads as the problem body the waiting client got
+    assert {"type", "title", "status", "detail", "code", "rule"} <= set(doc["error"])
+    assert doc["error"]["status"] == 422 and doc["error"]["code"] == "move/illegal"
+    stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": card,
+                    "id": "mine-2"}, headers={**bearer(tokens[seat]), **WAIT})
+    ok = stack.http.get(f"/v1/games/{gid}/commands/mine-2", headers=bearer(tokens[seat]))
+    assert ok.get_json()["status"] == "accepted"
+
+
+def test_an_unknown_command_is_a_404_not_pending_forever(stack: Stack) -> None:
+    gid, tokens = two_humans(stack)
+    resp = stack.http.get(f"/v1/games/{gid}/commands/never-sent", headers=bearer(tokens[0]))
+    assert resp.status_code == 404
+    assert resp.headers["Content-Type"].startswith("application/problem+json")
+
+
+def test_a_command_sent_without_waiting_reads_pending_before_its_outcome(stack: Stack) -> None:
+    gid, tokens = two_humans(stack)
+    seat = view(stack, gid)["to_act"][0]
+    card = view(stack, gid, tokens[seat])["hand"][0]
+    for c in stack.consumers:  # hold the workers so the command stays queued
+        c.stop_event.set()
+    time.sleep(0.2)
+    resp = stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": card},
+                           headers=bearer(tokens[seat]))
+    assert resp.status_code == 202
+    status = stack.http.get(resp.headers["Location"], headers=bearer(tokens[seat]))
+    assert status.status_code == 200 and status.get_json()["status"] == "pending"
 
 
 def test_json_body_without_a_json_content_type_is_read_as_json(stack: Stack) -> None:
