@@ -25,6 +25,9 @@ DIR_INDEX = {d: i for i, d in enumerate(DIRS)}
 OFFSETS = ((0, 1), (1, 0), (0, -1), (-1, 0))
 ROTATIONS = (0, 90, 180, 270)
 TERRAINS = ("pasture", "mountain", "water")
+# Terrain -> 2-bit code (0 is left for "no constraint"): edge tables pack one code per
+# direction, N in the lowest bits, so a placement test is one integer comparison.
+TERRAIN_CODES: Mapping[str, int] = MappingProxyType({t: i + 1 for i, t in enumerate(TERRAINS)})
 ICONS = ("sheep", "cattle", "ship", "whisky", "farm", "broch", "lighthouse")
 SCROLL_TYPES = (
     "per_2_sheep",
@@ -68,6 +71,7 @@ class Orientation:
     edge_area: tuple[int, int, int, int]  # index of the area touching N, E, S, W
     area_edges: tuple[frozenset[int], ...]  # per area, the directions it touches
     segments: tuple[frozenset[int], ...]  # road pieces: the directions each leaves by
+    code: int  # the edge terrains packed: TERRAIN_CODES[edges[d]] << (2 * d)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,6 +113,11 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+def pack_edges(edges: tuple[str | None, ...] | list[str]) -> int:
+    """Terrains per direction (None: anything goes) as one int, 2 bits per direction."""
+    return sum(TERRAIN_CODES[e] << (2 * d) for d, e in enumerate(edges) if e is not None)
+
+
 def _orient(
     areas: tuple[AreaDef, ...], segments: tuple[frozenset[int], ...], k: int
 ) -> Orientation:
@@ -127,6 +136,7 @@ def _orient(
         edge_area=tuple(edge_area),  # type: ignore[arg-type]
         area_edges=area_edges,
         segments=tuple(turn(s) for s in segments),
+        code=pack_edges(edges),
     )
 
 

@@ -26,6 +26,7 @@ axes one of them and prices the rest; a seat with none sits the price phase out.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -405,9 +406,28 @@ def buy_options(state: State, seat: int) -> list[m.Buy]:
     return out
 
 
+# ``view`` lists the seat's commands and the service's ``game_view`` lists them again for the
+# same state, back to back: remember the last listings by the state's identity (each entry
+# holds its state, so the id cannot be reused while the entry lives; commands are immutable).
+_RECENT_LISTINGS: dict[tuple[int, int], tuple[State, tuple[Any, ...]]] = {}
+_RECENT_LISTINGS_MAX = 16
+
+
 def legal_commands(state: State, seat: int) -> list[Any]:
     """Every command ``seat`` may send now. In the price phase: one ``SetPricesTemplate``
     (tiles to price, gold available, minimum price 1), because price splits are not listed."""
+    key = (id(state), seat)
+    recent = _RECENT_LISTINGS.get(key)
+    if recent is not None and recent[0] is state:
+        return list(recent[1])
+    listing = tuple(_list_commands(state, seat))
+    if len(_RECENT_LISTINGS) >= _RECENT_LISTINGS_MAX:
+        _RECENT_LISTINGS.clear()
+    _RECENT_LISTINGS[key] = (state, listing)
+    return list(listing)
+
+
+def _list_commands(state: State, seat: int) -> list[Any]:
     if state.phase == "over" or not 0 <= seat < state.seats:
         return []
     p = state.players[seat]
@@ -422,7 +442,7 @@ def legal_commands(state: State, seat: int) -> list[Any]:
     if state.phase == "building":
         out: list[Any] = []
         for tile in dict.fromkeys(p.to_place):
-            for x, y, r in p.territory.legal_spots(tile):
+            for x, y, r in p.territory.spots(tile):
                 out.append(m.Place(tile=tile, x=x, y=y, rotation=r))
         return out
     return []
@@ -455,14 +475,28 @@ def outcome(state: State) -> dict[str, Any] | None:
 
 def command_to_json(command: Any) -> dict[str, Any]:
     """Flat client JSON ``{"type": ..., field: ...}``."""
-    # Fast path for placements: views list hundreds of them.
-    if type(command) is m.Place:
+    # Fast paths for what views list (hundreds of placements per game), field for field what
+    # the generic ``command_json`` writes.
+    kind = type(command)
+    if kind is m.Place:
         return {
             "type": "place",
             "tile": command.tile,
             "x": command.x,
             "y": command.y,
             "rotation": command.rotation,
+        }
+    if kind is m.Buy:
+        return {"type": "buy", "tile": command.tile}
+    if kind is m.Pass:
+        return {"type": "pass"}
+    if kind is m.SetPricesTemplate:
+        return {
+            "type": "set_prices",
+            "tiles": list(command.tiles),
+            "gold": command.gold,
+            "min_price": command.min_price,
+            "template": command.template,
         }
     return command_json(command)
 
@@ -504,7 +538,7 @@ def _player_view(state: State, seat: int | None, i: int) -> dict[str, Any]:
     return {
         "seat": i,
         "castle": p.castle,
-        "territory": [pl.to_json() for pl in p.territory.placements],
+        "territory": p.territory.to_json(),
         # Gold held, counting gold lying on own offered tiles (public total: what was set on
         # the tiles is not revealed by it).
         "gold": p.gold + p.staked,
@@ -517,6 +551,22 @@ def _player_view(state: State, seat: int | None, i: int) -> dict[str, Any]:
         "offer": None if hidden or (not p.prices_set and p.drawn) else dict(p.offer),
         "to_place": list(p.to_place),
     }
+
+
+@functools.cache
+def _scoring_tiles_view(tiles: tuple[str, ...], seats: int) -> tuple[dict[str, Any], ...]:
+    """The view's ``scoring_tiles`` for a game (the same all game long; ``view`` copies it)."""
+    sched = schedule(seats)
+    return tuple(
+        {
+            "letter": letter,
+            "id": tid,
+            "name": SCORING[tid].name,
+            "definition": SCORING[tid].definition,
+            "rounds": [r + 1 for r, ls in enumerate(sched) if letter in ls],
+        }
+        for letter, tid in zip(LETTERS, tiles, strict=True)
+    )
 
 
 def view(state: State, seat: int | None) -> dict[str, Any]:
@@ -541,14 +591,8 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "rounds": state.rounds,
         "start_player": state.start_player,
         "scoring_tiles": [
-            {
-                "letter": letter,
-                "id": tid,
-                "name": SCORING[tid].name,
-                "definition": SCORING[tid].definition,
-                "rounds": [r + 1 for r, ls in enumerate(sched) if letter in ls],
-            }
-            for letter, tid in zip(LETTERS, state.scoring_tiles, strict=True)
+            {**tile, "rounds": list(tile["rounds"])}
+            for tile in _scoring_tiles_view(state.scoring_tiles, state.seats)
         ],
         "schedule": [list(ls) for ls in sched],
         "advanced_variant": state.advanced_variant,

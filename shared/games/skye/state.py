@@ -27,22 +27,26 @@ from shared.games.skye.territory import Territory, castle_territory
 
 PHASES = ("prices", "buying", "building", "over")
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+# Per class, its fields' slot descriptors (in field order), by field name.
+_SLOTS: dict[type, dict[str, Any]] = {}
 
 
 def replace(obj: Any, **changes: Any) -> Any:
     """``dataclasses.replace`` for the frozen slotted classes here, without re-running
-    ``__init__`` (evolve calls it tens of thousands of times per game)."""
+    ``__init__`` (evolve calls it tens of thousands of times per game). Copies each field
+    through its slot descriptor, the cheapest way past ``frozen``."""
     cls = type(obj)
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    for key in changes:
-        if key not in names:
-            raise TypeError(f"{cls.__name__} has no field {key!r}")
+    slots = _SLOTS.get(cls)
+    if slots is None:
+        slots = _SLOTS[cls] = {f.name: cls.__dict__[f.name] for f in fields(cls)}
     new = object.__new__(cls)
-    for name in names:
-        object.__setattr__(new, name, changes[name] if name in changes else getattr(obj, name))
+    for slot in slots.values():
+        slot.__set__(new, slot.__get__(obj))
+    for name, value in changes.items():
+        slot = slots.get(name)
+        if slot is None:
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+        slot.__set__(new, value)
     return new
 
 
@@ -292,6 +296,23 @@ _EVOLVE: dict[type, Callable[[Any, Any], State]] = {
 }
 
 
+# ``decide`` folds the events it returns (to run the automatic phases), then the caller folds
+# the very same event objects into the very same state. Remembering the recent folds by the
+# identity of (state, event) makes that second pass a lookup; states are immutable, so sharing
+# the result is safe. Each entry holds its state and event, so their ids cannot be reused while
+# the entry lives; the table is emptied when full.
+_RECENT_FOLDS: dict[tuple[int, int], tuple[State | None, Any, State]] = {}
+_RECENT_FOLDS_MAX = 128
+
+
 def evolve(state: State | None, event: Any) -> State:
     """The state after ``event``; never fails for events ``decide``/``setup`` produced."""
-    return _EVOLVE[type(event)](state, event)
+    key = (id(state), id(event))
+    recent = _RECENT_FOLDS.get(key)
+    if recent is not None and recent[0] is state and recent[1] is event:
+        return recent[2]
+    new = _EVOLVE[type(event)](state, event)
+    if len(_RECENT_FOLDS) >= _RECENT_FOLDS_MAX:
+        _RECENT_FOLDS.clear()
+    _RECENT_FOLDS[key] = (state, event, new)
+    return new

@@ -9,17 +9,27 @@ regions on neighbouring tiles that meet at a shared edge have the same terrain, 
 placement made the edges match). An area is *completed* when no region of it touches an edge
 without a neighbour: it is closed on all sides by other terrain. A region enclosed inside one
 tile is a completed area on its own.
+
+Speed (random play-outs and search bots ask for legal spots on every move): ``place`` builds
+the new territory from its parent's grid and open edges plus one tile instead of from scratch,
+each empty cell's edge constraints are one packed int (``data.pack_edges``) looked up in a
+per-tile table of fitting rotations, and a territory caches what it derives (spots, areas,
+roads). Every cache is a pure function of the placements, which never change.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from shared.games.skye.data import OFFSETS, ROTATIONS, TILES, Orientation, TileDef
+from shared.games.skye.data import OFFSETS, ROTATIONS, TILES, Orientation, TileDef, pack_edges
 
 Cell = tuple[int, int]
+# A cell's constraints: per direction d, bits 2d..2d+1 hold the terrain code a tile placed
+# there must show at d (0: no neighbour on that side). 0 overall means no contact.
+Needs = int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,28 +74,39 @@ class Territory:
     __slots__ = (
         "placements",
         "_grid",
-        "_areas",
-        "_roads",
+        "_needs",
         "_frontier",
-        "_area_of",
-        "_needs_at",
         "_spots",
+        "_areas",
+        "_area_of",
+        "_roads",
+        "_json",
     )
 
     def __init__(self, placements: Iterable[Placement]) -> None:
-        self.placements: tuple[Placement, ...] = tuple(placements)
+        placements = tuple(placements)
         grid: dict[Cell, _Slot] = {}
-        for p in self.placements:
-            t = TILES[p.tile]
-            grid[(p.x, p.y)] = _Slot(t, t.orientations[p.rotation // 90])
+        for p in placements:
+            grid[(p.x, p.y)] = _slot(p.tile, p.rotation)
+        needs: dict[Cell, Needs] = {}
+        for cell, slot in grid.items():
+            _add_needs(needs, grid, cell, slot)
+        self._init(placements, grid, needs)
+
+    def _init(
+        self, placements: tuple[Placement, ...], grid: dict[Cell, _Slot], needs: dict[Cell, Needs]
+    ) -> None:
+        self.placements: tuple[Placement, ...] = placements
         self._grid = grid
+        # Every empty cell touching the territory -> its constraints (never 0).
+        self._needs = needs
+        # Caches (a territory never changes, so these never go stale).
+        self._frontier: tuple[Cell, ...] | None = None
+        self._spots: dict[str, tuple[tuple[int, int, int], ...]] = {}
         self._areas: tuple[Area, ...] | None = None
         self._area_of: dict[tuple[Cell, int], int] | None = None
         self._roads: frozenset[Cell] | None = None
-        self._frontier: tuple[Cell, ...] | None = None
-        # Caches (a territory never changes, so these never go stale).
-        self._needs_at: dict[Cell, tuple[str | None, ...]] = {}
-        self._spots: dict[str, list[tuple[int, int, int]]] = {}
+        self._json: tuple[dict[str, int | str], ...] | None = None
 
     @classmethod
     def of(cls, *placements: tuple[str, int, int, int]) -> Territory:
@@ -109,6 +130,13 @@ class Territory:
     def __iter__(self) -> Iterator[Placement]:
         return iter(self.placements)
 
+    def to_json(self) -> list[dict[str, int | str]]:
+        """Every placement as ``Placement.to_json`` writes it, in order (new dicts each call:
+        views are built from it on every move, and their callers own what they get)."""
+        if self._json is None:
+            self._json = tuple(p.to_json() for p in self.placements)
+        return [d.copy() for d in self._json]
+
     @property
     def cells(self) -> Mapping[Cell, str]:
         """Occupied cell -> tile id."""
@@ -129,61 +157,59 @@ class Territory:
     def frontier(self) -> tuple[Cell, ...]:
         """Empty cells that touch the territory by an edge (sorted, so listings are stable)."""
         if self._frontier is None:
-            grid = self._grid
-            out = {
-                (x + dx, y + dy)
-                for (x, y) in grid
-                for dx, dy in OFFSETS
-                if (x + dx, y + dy) not in grid
-            }
-            self._frontier = tuple(sorted(out))
+            self._frontier = tuple(sorted(self._needs))
         return self._frontier
-
-    def _needs(self, cell: Cell) -> tuple[str | None, ...]:
-        """Per direction, the terrain a new tile at ``cell`` must show there (None: free)."""
-        found = self._needs_at.get(cell)
-        if found is None:
-            x, y = cell
-            out: list[str | None] = []
-            for d, (dx, dy) in enumerate(OFFSETS):
-                slot = self._grid.get((x + dx, y + dy))
-                out.append(slot.orient.edges[(d + 2) % 4] if slot else None)
-            found = self._needs_at[cell] = tuple(out)
-        return found
 
     def check(self, tile: str, x: int, y: int, rotation: int) -> str | None:
         """Why ``tile`` may not go at (x, y, rotation): a rule slug, or None when it may."""
         if (x, y) in self._grid:
             return "occupied"
-        needs = self._needs((x, y))
-        if all(n is None for n in needs):
+        needs = self._needs.get((x, y), 0)
+        if not needs:
             return "no_contact"
-        edges = TILES[tile].orientations[rotation // 90].edges
-        if any(n is not None and n != e for n, e in zip(needs, edges, strict=True)):
+        if not _fits(needs, TILES[tile].orientations[rotation // 90].code):
             return "terrain_mismatch"
         return None
 
+    def spots(self, tile: str) -> tuple[tuple[int, int, int], ...]:
+        """Every legal ``(x, y, rotation)`` for ``tile``, sorted (a shared, cached tuple)."""
+        found = self._spots.get(tile)
+        if found is None:
+            table = fit_table(tile)
+            needs = self._needs
+            found = tuple(
+                (x, y, rotation) for (x, y) in self.frontier() for rotation in table[needs[(x, y)]]
+            )
+            self._spots[tile] = found
+        return found
+
     def legal_spots(self, tile: str) -> list[tuple[int, int, int]]:
         """Every legal ``(x, y, rotation)`` for ``tile``, sorted."""
-        cached = self._spots.get(tile)
-        if cached is None:
-            cached = [
-                (cell[0], cell[1], rotation)
-                for cell in self.frontier()
-                for rotation in fitting_rotations(tile, self._needs(cell))
-            ]
-            self._spots[tile] = cached
-        return list(cached)
+        return list(self.spots(tile))
 
     def has_spot(self, tile: str) -> bool:
         """True when ``tile`` has at least one legal spot."""
-        if tile in self._spots:
-            return bool(self._spots[tile])
-        return any(fitting_rotations(tile, self._needs(cell)) for cell in self.frontier())
+        # The full listing, not a short-circuit: it is cached, and the seat asking usually
+        # lists its moves next.
+        return bool(self.spots(tile))
 
     def place(self, tile: str, x: int, y: int, rotation: int) -> Territory:
         """A new territory with ``tile`` added (legality is the caller's business)."""
-        return Territory((*self.placements, Placement(tile=tile, x=x, y=y, rotation=rotation)))
+        placement = Placement(tile=tile, x=x, y=y, rotation=rotation)
+        placements = (*self.placements, placement)
+        cell = (x, y)
+        if cell in self._grid:  # not a legal move; rebuild rather than patch the constraints
+            return Territory(placements)
+        grid = dict(self._grid)
+        slot = grid[cell] = _slot(tile, rotation)
+        needs = dict(self._needs)
+        needs.pop(cell, None)  # absent only for a tile without contact (not a legal move)
+        _add_needs(needs, grid, cell, slot)
+        child = object.__new__(Territory)
+        child._init(placements, grid, needs)
+        if self._json is not None:
+            child._json = (*self._json, placement.to_json())
+        return child
 
     # -- areas ------------------------------------------------------------------------------
 
@@ -310,24 +336,49 @@ class Territory:
         return sum(1 for slot in self._grid.values() if slot.tile.whisky)
 
 
-# (tile, needs) -> rotations that fit: a pure function of the data, memoised because the same
-# few edge patterns come up again and again (at most 4**4 patterns per tile).
-_FITS: dict[tuple[str, tuple[str | None, ...]], tuple[int, ...]] = {}
+def _slot(tile: str, rotation: int) -> _Slot:
+    t = TILES[tile]
+    return _Slot(t, t.orientations[rotation // 90])
+
+
+def _add_needs(
+    needs: dict[Cell, Needs], grid: Mapping[Cell, _Slot], cell: Cell, slot: _Slot
+) -> None:
+    """Add the constraints the tile at ``cell`` puts on its empty neighbours to ``needs``."""
+    x, y = cell
+    code = slot.orient.code
+    for d, (dx, dy) in enumerate(OFFSETS):
+        other = (x + dx, y + dy)
+        if other not in grid:
+            # Our edge d faces the neighbour's edge (d + 2) % 4, which must show our terrain.
+            terrain = (code >> (2 * d)) & 3
+            needs[other] = needs.get(other, 0) | terrain << (2 * ((d + 2) % 4))
+
+
+# Per needs value, the bits that matter: 0b11 for every direction that has a neighbour.
+_MASKS: tuple[int, ...] = tuple(
+    sum(3 << (2 * d) for d in range(4) if (needs >> (2 * d)) & 3) for needs in range(256)
+)
+
+
+def _fits(needs: Needs, edges: int) -> bool:
+    """Whether packed ``edges`` show the terrain ``needs`` asks for at every constrained side."""
+    return edges & _MASKS[needs] == needs
+
+
+@functools.cache
+def fit_table(tile: str) -> tuple[tuple[int, ...], ...]:
+    """Per needs value (0..255), the rotations (degrees) at which ``tile`` fits: a pure
+    function of the data, built once per tile."""
+    codes = [o.code for o in TILES[tile].orientations]
+    return tuple(
+        tuple(ROTATIONS[k] for k in range(4) if _fits(needs, codes[k])) for needs in range(256)
+    )
 
 
 def fitting_rotations(tile: str, needs: tuple[str | None, ...]) -> tuple[int, ...]:
     """Rotations (degrees) at which ``tile`` shows ``needs[d]`` at every constrained edge ``d``."""
-    key = (tile, needs)
-    found = _FITS.get(key)
-    if found is None:
-        orients = TILES[tile].orientations
-        found = tuple(
-            ROTATIONS[k]
-            for k in range(4)
-            if all(n is None or n == e for n, e in zip(needs, orients[k].edges, strict=True))
-        )
-        _FITS[key] = found
-    return found
+    return fit_table(tile)[pack_edges(needs)]
 
 
 def castle_territory(castle: str) -> Territory:
