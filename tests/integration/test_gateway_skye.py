@@ -95,7 +95,7 @@ def test_whole_game_one_human_against_two_random_bots(stack: Stack) -> None:
     assert sent["prices"] == 6 and sent["buying"] == 6  # 6 rounds with 3 players
     final = view(stack, gid, token)
     out = final["outcome"]
-    assert final["phase"] == "over" and final["round"] == 6 and final["to_act"] == []
+    assert final["phase"] == "game_over" and final["round"] == 6 and final["to_act"] == []
     assert out["winners"] and out["scores"] == final["scores"]
     assert set(out["winners"]) == {i for i, r in enumerate(out["ranks"]) if r == 1}
     best = max(out["scores"])
@@ -113,6 +113,21 @@ def test_whole_game_one_human_against_two_random_bots(stack: Stack) -> None:
     assert envelopes[-1].type == "seed_revealed"
     assert [e.type for e in envelopes].count("round_scored") == 6
 
+
+
+def test_the_first_listed_command_sent_as_it_is_plays_a_whole_game(stack: Stack) -> None:
+    # What a generic client does (the README's loop): no game knowledge, only legal_commands.
+    game = create(stack, [{"name": "ana"}, {"bot": "random"}])
+    gid, token = game["id"], game["tokens"][0]
+    deadline = time.monotonic() + 30
+    while (mine := view(stack, gid, token))["outcome"] is None:
+        assert time.monotonic() < deadline, f"stuck at {mine['phase']} v{mine['version']}"
+        if 0 not in mine["to_act"]:
+            time.sleep(0.01)
+            continue
+        resp = send(stack, gid, token, mine["legal_commands"][0])
+        assert resp.status_code == 200, (mine["legal_commands"][0], resp.get_json())
+    assert view(stack, gid)["phase"] == "game_over"
 
 # ---- 2. the axe and the prices stay secret until everyone has set them ----------------------
 

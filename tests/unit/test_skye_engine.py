@@ -474,7 +474,7 @@ def test_end_game_gold_points_and_tie_break() -> None:
     }
     assert events[3].winners == (0,)
     v = skye.view(s, None)
-    assert v["phase"] == "over" and v["scores"] == [32, 32]
+    assert v["phase"] == "game_over" and v["scores"] == [32, 32]
     assert v["players"][0]["score_breakdown"]["gold"] == 2
     assert rule_of(s, 0, {"type": "pass"}) == GAME_OVER
     assert skye.to_act(s) == () and skye.legal_commands(s, 0) == []
@@ -556,8 +556,15 @@ def test_price_phase_legal_command_is_a_template() -> None:
         "gold": 5,
         "min_price": 1,
         "template": True,
+        "discard": "L04",
+        "prices": {"L08": 1, "L09": 1},
     }
     assert skye.view(s, 1)["legal_commands"] == [skye.command_to_json(entry)]
+    # sent back as it is, the entry is a valid command: the default split
+    sent = skye.parse_command(skye.command_to_json(entry))
+    assert sent == skye.parse_command({"type": "set_prices", "discard": "L04",
+                                       "prices": {"L08": 1, "L09": 1}})
+    assert skye.decide(s, 1, sent, Rng("t"))
     assert skye.view(s, None)["legal_commands"] == []
 
 

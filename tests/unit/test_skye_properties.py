@@ -54,7 +54,7 @@ def check_cheap(state: State) -> None:
     for p in state.players:
         assert p.gold >= 0
         assert all(price >= 1 for _, price in p.offer)
-    if state.phase != "over":
+    if state.phase != "game_over":
         assert skye.to_act(state), "someone must act"
 
 
@@ -127,7 +127,7 @@ def test_decide_does_not_mutate(seats: int, seed: int) -> None:
     state = replay(skye, events)
     rnd = random.Random(seed)
     for step in range(30):
-        if state.phase == "over":
+        if state.phase == "game_over":
             break
         seat = rnd.choice(skye.to_act(state))
         before = replay(skye, events)
@@ -143,4 +143,4 @@ def test_same_seed_same_game() -> None:
     b = random_game(4, 7)
     assert a.events == b.events
     c = random_game(4, 7, via_view=False)
-    assert c.state.phase == "over"
+    assert c.state.phase == "game_over"

@@ -302,7 +302,7 @@ def _offer_owner(state: State, tile: str) -> int | None:
 
 def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
     """The events ``command`` by ``seat`` causes (and the automatic phases after it)."""
-    if state.phase == "over":
+    if state.phase == "game_over":
         raise GameError(GAME_OVER, "the game is over")
     if not isinstance(seat, int) or not 0 <= seat < state.seats:
         raise GameError(NOT_YOUR_TURN, f"no seat {seat} in this game")
@@ -428,24 +428,31 @@ def legal_commands(state: State, seat: int) -> list[Any]:
 
 
 def _list_commands(state: State, seat: int) -> list[Any]:
-    if state.phase == "over" or not 0 <= seat < state.seats:
+    if state.phase == "game_over" or not 0 <= seat < state.seats:
         return []
     p = state.players[seat]
     if state.phase == "prices":
         if p.prices_set:
             return []
-        return [m.SetPricesTemplate(tiles=p.drawn, gold=p.gold)]
+        return [m.SetPricesTemplate.for_tiles(p.drawn, p.gold)]
     if state.phase == "buying":
         if state.buyer != seat:
             return []
         return [*buy_options(state, seat), m.Pass()]
     if state.phase == "building":
-        out: list[Any] = []
-        for tile in dict.fromkeys(p.to_place):
-            for x, y, r in p.territory.spots(tile):
-                out.append(m.Place(tile=tile, x=x, y=y, rotation=r))
-        return out
+        return [
+            _place_command(tile, x, y, r)
+            for tile in dict.fromkeys(p.to_place)
+            for x, y, r in p.territory.spots(tile)
+        ]
     return []
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _place_command(tile: str, x: int, y: int, rotation: int) -> m.Place:
+    """A ``Place`` command, shared (commands are immutable): a building seat's listing holds
+    dozens, rebuilt after every placement, and most of them were listed before."""
+    return m.Place(tile=tile, x=x, y=y, rotation=rotation)
 
 
 def _result(state: State) -> dict[str, Any]:
@@ -465,7 +472,7 @@ def _result(state: State) -> dict[str, Any]:
 def outcome(state: State) -> dict[str, Any] | None:
     """None while the game runs; then scores, winners, ranks (ties broken by leftover gold,
     i.e. the coins not turned into points), ``draw`` and the ``tiebreak`` values."""
-    if state.phase != "over":
+    if state.phase != "game_over":
         return None
     return _result(state)
 
@@ -497,6 +504,8 @@ def command_to_json(command: Any) -> dict[str, Any]:
             "gold": command.gold,
             "min_price": command.min_price,
             "template": command.template,
+            "discard": command.discard,
+            "prices": dict(command.prices),
         }
     return command_json(command)
 
@@ -527,14 +536,8 @@ def _hidden(state: State, seat: int | None, other: int) -> bool:
     return state.phase == "prices" and not state.revealed and seat != other
 
 
-def _player_view(state: State, seat: int | None, i: int) -> dict[str, Any]:
-    p = state.players[i]
-    hidden = _hidden(state, seat, i)
-    breakdown: dict[str, Any] = {
-        "rounds": [{"round": r + 1, "points": dict(pts)} for r, pts in enumerate(p.round_points)],
-        "scrolls": dict(p.scroll_points),
-        "gold": p.gold_points,
-    }
+def _player_view(p: Player, i: int, hidden: bool) -> dict[str, Any]:
+    """Seat ``i``'s part of a view; ``hidden``: its axe, prices and gold in hand are secret."""
     return {
         "seat": i,
         "castle": p.castle,
@@ -544,7 +547,13 @@ def _player_view(state: State, seat: int | None, i: int) -> dict[str, Any]:
         "gold": p.gold + p.staked,
         "free_gold": None if hidden else p.gold,
         "score": p.score,
-        "score_breakdown": breakdown,
+        "score_breakdown": {
+            "rounds": [
+                {"round": r, "points": dict(pts)} for r, pts in enumerate(p.round_points, 1)
+            ],
+            "scrolls": dict(p.scroll_points),
+            "gold": p.gold_points,
+        },
         "prices_set": p.prices_set,
         "drawn": list(p.drawn),
         "discard": None if hidden else p.discard,
@@ -553,7 +562,7 @@ def _player_view(state: State, seat: int | None, i: int) -> dict[str, Any]:
     }
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _scoring_tiles_view(tiles: tuple[str, ...], seats: int) -> tuple[dict[str, Any], ...]:
     """The view's ``scoring_tiles`` for a game (the same all game long; ``view`` copies it)."""
     sched = schedule(seats)
@@ -581,7 +590,7 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     ``legal_commands`` (client JSON) and ``outcome``.
     """
     sched = schedule(state.seats)
-    players = [_player_view(state, seat, i) for i in range(state.seats)]
+    players = [_player_view(p, i, _hidden(state, seat, i)) for i, p in enumerate(state.players)]
     mine = players[seat] if seat is not None and 0 <= seat < state.seats else None
     return {
         "game": NAME,

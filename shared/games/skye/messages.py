@@ -11,16 +11,19 @@ Commands, as clients send them (extra keys such as ``expected_version`` are igno
 A tile is its id in ``tiles.json`` (``"L07"``); a landscape tile may also be given by its
 number (``7``, ``"7"``, ``"07"``), so price keys, which JSON makes strings, work either way.
 
-``SetPricesTemplate`` is not a command: it is the one entry ``legal_commands`` lists in the
-price phase (``{"type": "set_prices", "tiles": [...], "gold": n, "min_price": 1,
-"template": true}``) because every price split cannot be listed; clients and bots fill it in
-(``random_command`` does).
+``SetPricesTemplate`` is the one entry ``legal_commands`` lists in the price phase (``{"type":
+"set_prices", "tiles": [...], "gold": n, "min_price": 1, "template": true, "discard": t,
+"prices": {t: 1, ...}}``) because every price split cannot be listed: ``tiles`` and ``gold`` say
+what there is to decide, and ``discard``/``prices`` hold a legal default (the axe on the first
+tile, the minimum price on the others), so that the entry, sent back as it is, is a valid
+command like every other listed one. Clients and bots change the split (``random_command``
+draws one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from shared.games.base import registry
@@ -67,13 +70,22 @@ class Place:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetPricesTemplate:
-    """What a seat must decide in the price phase (listed by ``legal_commands``, not sent)."""
+    """What a seat must decide in the price phase, with a legal default split (see above)."""
 
     TYPE: ClassVar[str] = "set_prices"
     tiles: tuple[str, ...]
     gold: int
     min_price: int = 1
     template: bool = True
+    discard: str | None = None
+    prices: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def for_tiles(cls, tiles: tuple[str, ...], gold: int) -> SetPricesTemplate:
+        """The entry with its default split: the axe on the first tile, the minimum on the
+        others."""
+        return cls(tiles=tiles, gold=gold, discard=tiles[0] if tiles else None,
+                   prices={t: 1 for t in tiles[1:]})
 
 
 COMMANDS = registry(SetPrices, Buy, Pass, Place)

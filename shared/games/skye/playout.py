@@ -47,7 +47,7 @@ def random_game(
     for e in events:
         state = evolve(state, e)
     actions = 0
-    while state.phase != "over":
+    while state.phase != "game_over":
         seat = rnd.choice(engine.to_act(state))
         if via_view:
             cmd = parse_command(engine.random_command(engine.view(state, seat), rnd))

@@ -17,6 +17,7 @@ goes to the bank).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -25,29 +26,32 @@ from shared.games.skye import messages as m
 from shared.games.skye.data import LANDSCAPE_IDS
 from shared.games.skye.territory import Territory, castle_territory
 
-PHASES = ("prices", "buying", "building", "over")
+PHASES = ("prices", "buying", "building", "game_over")
 
-# Per class, its fields' slot descriptors (in field order), by field name.
-_SLOTS: dict[type, dict[str, Any]] = {}
+_KEEP: Any = object()  # a generated replacer's default: "leave this field as it is"
+
+
+@functools.cache
+def _replacer(cls: type) -> Callable[..., Any]:
+    """``dataclasses.replace`` for the frozen slotted ``cls``, generated the way ``dataclasses``
+    generates ``__init__``: one statement per field and no loop, each slot set through its
+    descriptor (the cheapest way past ``frozen``); unknown fields raise ``TypeError``."""
+    names = [f.name for f in fields(cls)]
+    params = ", ".join(f"{name}=_KEEP" for name in names)
+    body = "".join(
+        f"    _set_{name}(_new, _obj.{name} if {name} is _KEEP else {name})\n" for name in names
+    )
+    source = f"def replace(_obj, *, {params}):\n    _new = _make(_cls)\n{body}    return _new\n"
+    scope: dict[str, Any] = {"_KEEP": _KEEP, "_make": object.__new__, "_cls": cls}
+    scope.update({f"_set_{name}": cls.__dict__[name].__set__ for name in names})
+    exec(compile(source, f"<replace {cls.__name__}>", "exec"), scope)
+    return scope["replace"]
 
 
 def replace(obj: Any, **changes: Any) -> Any:
     """``dataclasses.replace`` for the frozen slotted classes here, without re-running
-    ``__init__`` (evolve calls it tens of thousands of times per game). Copies each field
-    through its slot descriptor, the cheapest way past ``frozen``."""
-    cls = type(obj)
-    slots = _SLOTS.get(cls)
-    if slots is None:
-        slots = _SLOTS[cls] = {f.name: cls.__dict__[f.name] for f in fields(cls)}
-    new = object.__new__(cls)
-    for slot in slots.values():
-        slot.__set__(new, slot.__get__(obj))
-    for name, value in changes.items():
-        slot = slots.get(name)
-        if slot is None:
-            raise TypeError(f"{cls.__name__} has no field {name!r}")
-        slot.__set__(new, value)
-    return new
+    ``__init__`` (evolve calls it tens of thousands of times per game)."""
+    return _replacer(type(obj))(obj, **changes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -272,7 +276,7 @@ def _game_scored(s: State, e: m.GameScored) -> State:
 
 
 def _game_ended(s: State, e: m.GameEnded) -> State:
-    return replace(s, phase="over")
+    return replace(s, phase="game_over")
 
 
 _EVOLVE: dict[type, Callable[[Any, Any], State]] = {

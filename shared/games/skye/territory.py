@@ -228,53 +228,74 @@ class Territory:
         return self._area_of[(cell, area)]
 
     def _compute_areas(self) -> None:
-        grid = self._grid
-        parent: dict[tuple[Cell, int], tuple[Cell, int]] = {}
+        # Union-find over the printed regions, numbered 0..n-1 in grid order (plain lists and
+        # ints rather than dicts of tuples: it runs for every territory at most scorings).
+        cells = list(self._grid)
+        slots = list(self._grid.values())
+        index = {cell: i for i, cell in enumerate(cells)}
+        first: list[int] = []  # per tile, the number of its region 0
+        regions: list[tuple[int, int]] = []  # per region, (tile index, area index)
+        for i, slot in enumerate(slots):
+            first.append(len(regions))
+            regions.extend((i, a) for a in range(len(slot.tile.areas)))
+        parent = list(range(len(regions)))
+        is_open = [False] * len(regions)  # the region reaches an edge with no neighbour
 
-        def find(n: tuple[Cell, int]) -> tuple[Cell, int]:
-            root = n
-            while parent[root] != root:
-                root = parent[root]
-            while parent[n] != root:  # path compression
-                parent[n], n = root, parent[n]
-            return root
+        def find(r: int) -> int:
+            while parent[r] != r:
+                parent[r] = parent[parent[r]]  # path halving
+                r = parent[r]
+            return r
 
-        for cell, slot in grid.items():
-            for a in range(len(slot.tile.areas)):
-                parent[(cell, a)] = (cell, a)
-        open_nodes: set[tuple[Cell, int]] = set()
-        for (x, y), slot in grid.items():
-            o = slot.orient
+        for i, (x, y) in enumerate(cells):
+            edge_area = slots[i].orient.edge_area
             for d, (dx, dy) in enumerate(OFFSETS):
-                other = grid.get((x + dx, y + dy))
-                here = ((x, y), o.edge_area[d])
-                if other is None:
-                    open_nodes.add(here)
+                here = first[i] + edge_area[d]
+                j = index.get((x + dx, y + dy))
+                if j is None:
+                    is_open[here] = True
                 elif d < 2:  # each shared edge once: from its south / west tile
-                    there = ((x + dx, y + dy), other.orient.edge_area[(d + 2) % 4])
-                    ra, rb = find(here), find(there)
+                    ra, rb = find(here), find(first[j] + slots[j].orient.edge_area[d + 2])
                     if ra != rb:
                         parent[rb] = ra
-        groups: dict[tuple[Cell, int], list[tuple[Cell, int]]] = {}
-        for n in parent:
-            groups.setdefault(find(n), []).append(n)
+        # Areas in the order of their first region, each listing its regions in order.
+        groups: dict[int, list[int]] = {}
+        for r in range(len(regions)):
+            groups.setdefault(find(r), []).append(r)
         areas: list[Area] = []
         area_of: dict[tuple[Cell, int], int] = {}
         for members in groups.values():
+            for r in members:
+                i, a = regions[r]
+                area_of[(cells[i], a)] = len(areas)
+            if len(members) == 1:  # most areas: one region, with its printed icons and scrolls
+                r = members[0]
+                i, a = regions[r]
+                printed = slots[i].tile.areas[a]
+                areas.append(
+                    Area(
+                        terrain=printed.terrain,
+                        cells=frozenset((cells[i],)),
+                        completed=not is_open[r],
+                        icons=printed.icons,
+                        scrolls=printed.scrolls,
+                    )
+                )
+                continue
             icons: dict[str, int] = {}
             scrolls: list[str] = []
-            for cell, a in members:
-                region = grid[cell].tile.areas[a]
-                for k, v in region.icons.items():
+            for r in members:
+                i, a = regions[r]
+                printed = slots[i].tile.areas[a]
+                for k, v in printed.icons.items():
                     icons[k] = icons.get(k, 0) + v
-                scrolls.extend(region.scrolls)
-                area_of[(cell, a)] = len(areas)
-            first_cell, first_area = members[0]
+                scrolls.extend(printed.scrolls)
+            i, a = regions[members[0]]
             areas.append(
                 Area(
-                    terrain=grid[first_cell].tile.areas[first_area].terrain,
-                    cells=frozenset(c for c, _ in members),
-                    completed=not any(m in open_nodes for m in members),
+                    terrain=slots[i].tile.areas[a].terrain,
+                    cells=frozenset(cells[regions[r][0]] for r in members),
+                    completed=not any(is_open[r] for r in members),
                     icons=MappingProxyType(icons),
                     scrolls=tuple(scrolls),
                 )
@@ -370,10 +391,14 @@ def _fits(needs: Needs, edges: int) -> bool:
 def fit_table(tile: str) -> tuple[tuple[int, ...], ...]:
     """Per needs value (0..255), the rotations (degrees) at which ``tile`` fits: a pure
     function of the data, built once per tile."""
-    codes = [o.code for o in TILES[tile].orientations]
-    return tuple(
-        tuple(ROTATIONS[k] for k in range(4) if _fits(needs, codes[k])) for needs in range(256)
-    )
+    table: list[list[int]] = [[] for _ in range(256)]
+    for rotation, orient in zip(ROTATIONS, TILES[tile].orientations, strict=True):
+        # The needs this rotation meets: on each side, no neighbour or exactly its terrain.
+        sides = [orient.code & (3 << (2 * d)) for d in range(4)]
+        met = {sum(side for d, side in enumerate(sides) if pick >> d & 1) for pick in range(16)}
+        for needs in met:
+            table[needs].append(rotation)
+    return tuple(tuple(rotations) for rotations in table)
 
 
 def fitting_rotations(tile: str, needs: tuple[str | None, ...]) -> tuple[int, ...]:
