@@ -85,7 +85,7 @@ def main() -> None:
     engine_only = _fox_engine_only(500 if args.quick else 3000)
     print("fox engine only", engine_only, flush=True)
     gateway = bench_gateway.run(seconds=5 if args.quick else args.seconds)
-    print("gateway", gateway, flush=True)
+    print("gateway", {k: v for k, v in gateway.items() if k != "latencies_ms"}, flush=True)
     light = bench_gateway.run(seconds=5 if args.quick else args.seconds / 2, clients=2,
                               threads=2)
     light.pop("latencies_ms")

@@ -494,15 +494,11 @@ JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clien
 
 def _check_json_safe(value: Any, path: str) -> None:
     """Raise ``options/invalid`` for a number no client or store can carry exactly."""
-    if isinstance(value, bool):
-        return
-    if isinstance(value, int) and abs(value) > JSON_SAFE_INT:
-        raise errors.invalid_options(f"{path}: {value} is too large",
-                                     **{path.split(".", 1)[-1]: "number too large"})
-    if isinstance(value, float) and not -JSON_SAFE_INT <= value <= JSON_SAFE_INT:
-        raise errors.invalid_options(f"{path}: number too large",
-                                     **{path.split(".", 1)[-1]: "number too large"})
-    if isinstance(value, Mapping):
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not -JSON_SAFE_INT <= value <= JSON_SAFE_INT:  # also false for NaN
+            raise errors.invalid_options(f"{path}: number out of range",
+                                         **{path.split(".", 1)[-1]: "number out of range"})
+    elif isinstance(value, Mapping):
         for k, v in value.items():
             _check_json_safe(v, f"{path}.{k}")
     elif isinstance(value, list | tuple):
