@@ -16,7 +16,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import bench_gateway, bench_memory  # noqa: E402
+from benchmarks import bench_cold_load, bench_gateway, bench_memory  # noqa: E402
 from benchmarks.common import machine, redis_round_trip  # noqa: E402
 from shared.redis_server import RedisServer  # noqa: E402
 from shared.simulate import simulate  # noqa: E402
@@ -93,6 +93,8 @@ def main() -> None:
     print("gateway, 4 clients", light, flush=True)
     memory = bench_memory.run(games=20 if args.quick else 200)
     print("memory", memory, flush=True)
+    memory["cold_loads"] = bench_cold_load.run(loads=10 if args.quick else 50)
+    print("cold loads", memory["cold_loads"], flush=True)
     latencies = gateway.pop("latencies_ms")
     plot_latency(latencies, gateway, ROOT / "benchmarks" / "latency.png")
     Path(args.out).write_text(report(raw, playouts, gateway, memory, engine_only,
@@ -215,6 +217,22 @@ def report(raw: dict, playouts: list[dict], gateway: dict, memory: dict, engine_
     ]
     for k, v in memory["sample_game_keys"].items():
         lines.append(f"| one sample game: {k} | {v:,} |")
+    lines += [
+        "",
+        "## Loading a finished game with a cold cache",
+        "",
+        "What a worker pays for a game it has not seen (after a restart, or taking over another",
+        "worker's game): read every event from Redis and fold it (`benchmarks/bench_cold_load.py`,",
+        "one game of each type played to the end with random legal commands).",
+        "",
+        "| game | seats | events | cold load | vs. PING |",
+        "| --- | --- | --- | --- | --- |",
+        *[f"| {c['game']} | {c['seats']} | {c['events']} | {c['cold_load_ms']:.2f} ms | "
+          f"{c['cold_load_ms'] / raw['p50_ms']:.0f}× |" for c in memory["cold_loads"]],
+        "",
+        "At a few milliseconds for a whole game there are no snapshots yet: they would pay off",
+        "for games of thousands of events, which none of the three games reaches.",
+    ]
     lines += ["", NOTES, ""]
     return "\n".join(lines)
 
@@ -235,9 +253,13 @@ NOTES = """## What stands between these figures and the targets
   latency is mostly queueing. What would move it: a compiled HTTP front (or fewer layers per
   request), batching several commands per worker round trip, and a load generator on another
   machine. gevent workers were tried and were not faster than gthread here.
-- **Noise.** This machine class is noisy: across four `make bench` runs on 2026-11-30 the
-  Fox `simulate` figure ranged 289k–336k actions/s and the gateway 483–608 commands/s at 16
-  clients, the PING yardstick moving with them (6.6k–9.2k/s). Compare ratios within one run.
+- **Noise.** This machine class is noisy: across the `make bench` runs of 2026-11-30 the
+  Fox `simulate` figure ranged 289k–338k actions/s (and about 200k in single runs while other
+  work shared the cores) and the gateway 483–633 commands/s at 16 clients, the PING
+  yardstick moving with them (6.6k–9.2k/s). Compare ratios within one run.
+- **Gateway settings.** 2, 3 and 4 gunicorn workers with 2 to 16 threads each were tried
+  (10 s runs, 16 clients): all between 515 and 615 commands/s, within the noise; one worker
+  was slower (361/s). The default stays 2 workers × 16 threads.
 - **Memory.** Events dominate: each stored envelope is JSON with its 64-hex `hash`, the
   command id and the time (`prev_hash` is not stored twice: it is the previous entry's hash).
   Command results (the outcome of each command, readable by its seat) expire after a day;
