@@ -23,7 +23,10 @@ def game_view(engine: Engine, state: Any, seat: int | None) -> dict[str, Any]:
     to_act = list(engine.to_act(state))
     legal: list[dict[str, Any]] = []
     if seat is not None and seat in to_act:
-        legal = [engine.command_to_json(c) for c in engine.legal_commands(state, seat)]
+        # An engine's view may list them already (client JSON): not worth listing twice.
+        legal = doc.get("legal_commands")
+        if legal is None:
+            legal = [engine.command_to_json(c) for c in engine.legal_commands(state, seat)]
     doc.update(seat=seat, to_act=to_act, legal_commands=legal, outcome=engine.outcome(state))
     return doc
 

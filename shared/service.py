@@ -162,7 +162,7 @@ class GameService:
                 f"{game} needs {engine.MIN_SEATS}-{engine.MAX_SEATS} seats, got {n}",
                 seats=[f"between {engine.MIN_SEATS} and {engine.MAX_SEATS} seats"],
             )
-        _check_json_safe(options or {}, "options")
+        _check_json_safe(options or {})
         opts = engine.parse_options(n, dict(options or {}))
         seed = seed or secrets.token_hex(32)
         game_id = secrets.token_hex(8)
@@ -287,7 +287,7 @@ class GameService:
         self, message: CommandMessage, ack: Callable[[Any], None] | None = None
     ) -> None:
         """Tell a waiting client that its command hit a server fault."""
-        err = GameError("server/error", "the command could not be processed")
+        err = GameError(errors.SERVER_ERROR, "the command could not be processed")
         outcome = _rejected(message.command_id, err, None) | {"status": "error",
                                                                "seat": message.seat}
         pipe = self.r.pipeline(transaction=False)
@@ -492,18 +492,23 @@ def key_matches(keys_: frozenset[str], presented: str) -> bool:
 JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clients
 
 
-def _check_json_safe(value: Any, path: str) -> None:
-    """Raise ``options/invalid`` for a number no client or store can carry exactly."""
+def _check_json_safe(options: Mapping[str, Any]) -> None:
+    """Raise ``options/invalid`` for a number no client or store can carry exactly, naming
+    the option it sits in."""
+    for name, value in options.items():
+        if not _json_safe(value):
+            raise errors.invalid_options(f"option {name!r} holds a number out of range",
+                                         **{str(name): "number out of range"})
+
+
+def _json_safe(value: Any) -> bool:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if not -JSON_SAFE_INT <= value <= JSON_SAFE_INT:  # also false for NaN
-            raise errors.invalid_options(f"{path}: number out of range",
-                                         **{path.split(".", 1)[-1]: "number out of range"})
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            _check_json_safe(v, f"{path}.{k}")
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            _check_json_safe(v, f"{path}[{i}]")
+        return -JSON_SAFE_INT <= value <= JSON_SAFE_INT  # also false for NaN
+    if isinstance(value, Mapping):
+        return all(_json_safe(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_json_safe(v) for v in value)
+    return True
 
 
 def _accepted(cid: str, record: GameRecord, versions: tuple[int, int]) -> dict[str, Any]:

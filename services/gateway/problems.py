@@ -20,6 +20,7 @@ STATUS_BY_CODE = {
     errors.NOT_FOUND: 404,
     errors.INVALID_COMMAND: 422,
     errors.INVALID_OPTIONS: 422,
+    errors.SERVER_ERROR: 500,
 }
 
 TITLES = {
@@ -30,6 +31,7 @@ TITLES = {
     errors.NOT_FOUND: "No such game",
     errors.INVALID_COMMAND: "The command is malformed",
     errors.INVALID_OPTIONS: "The game cannot be created with these options",
+    errors.SERVER_ERROR: "Internal Server Error",
 }
 
 
@@ -60,7 +62,7 @@ class Problem(Exception):
     def from_game_error(cls, error: dict[str, Any] | errors.GameError) -> Problem:
         """The problem for an engine error (object or its ``to_dict``)."""
         doc = error.to_dict() if isinstance(error, errors.GameError) else error
-        code = doc.get("code", "server/error")
+        code = doc.get("code", errors.SERVER_ERROR)
         return cls(
             STATUS_BY_CODE.get(code, 500),
             code,
@@ -102,6 +104,8 @@ def from_http_exception(error: HTTPException) -> Problem:
         for part in field_errors.values():
             merged.update(part if isinstance(part, dict) else {"_schema": part})
         field_errors = merged
+    if isinstance(field_errors, dict):
+        field_errors = flat_field_errors(field_errors)
     code = {
         400: "request/malformed",
         401: "auth/required",
@@ -116,3 +120,20 @@ def from_http_exception(error: HTTPException) -> Problem:
     if status == 422 and field_errors:
         detail = "the request body has invalid fields: " + ", ".join(sorted(field_errors))
     return Problem(status, code, detail, title=error.name, errors_=field_errors)
+
+
+def flat_field_errors(nested: dict[str, Any], prefix: str = "") -> dict[str, list[str]]:
+    """marshmallow nests errors of nested fields (``{"seats": {"0": {"name": [...]}}}``);
+    clients get one list of messages per field path instead (``{"seats[0].name": [...]}``)."""
+    flat: dict[str, list[str]] = {}
+    for key, value in nested.items():
+        key = str(key)
+        path = f"{prefix}[{key}]" if key.isdigit() and prefix else (
+            f"{prefix}.{key}" if prefix else key)
+        if isinstance(value, dict):
+            flat.update(flat_field_errors(value, path))
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            flat[path] = value
+        else:
+            flat[path] = [str(value)]
+    return flat

@@ -29,7 +29,11 @@ class JsonBodyParser(FlaskParser):
         data = req.get_data(cache=True)
         if not data:
             return webargs_core.missing
-        return webargs_core.parse_json(data)
+        try:
+            return webargs_core.parse_json(data)
+        except RecursionError:  # nested deeper than the parser's stack: not a game command
+            raise Problem(400, "request/malformed", "the JSON body is nested too deeply",
+                          title="Bad Request") from None
 
 
 class GamesBlueprint(Blueprint):
@@ -202,23 +206,25 @@ class CommandStatus(MethodView):
         caller = auth.caller_for(svc, game_id)
         if caller.role not in (auth.SEAT, auth.AUDITOR):
             raise Problem(401, "auth/seat_required", "send a seat token", title="Unauthorized")
+        # A seat's own command first, by the id it sent; never another seat's (its rejection
+        # could name the card it tried: not yours to read, nor to know of).
         candidates = [command_id]
         if caller.role == auth.SEAT:
-            candidates.append(_client_command_id(caller.seat, command_id))
+            candidates.insert(0, _client_command_id(caller.seat, command_id))
         doc = None
         for cid in candidates:
             raw = svc.r.get(keys.result(game_id, cid))
             if raw is not None:
-                doc = json.loads(raw)
-                break
-        # Another seat's rejection could name the card it tried: not yours to read, nor to
-        # know of.
-        if doc is None or (caller.role == auth.SEAT and doc.get("seat") != caller.seat):
+                found = json.loads(raw)
+                if caller.role == auth.AUDITOR or found.get("seat") == caller.seat:
+                    doc = found
+                    break
+        if doc is None:
             raise Problem(404, "command/not_found",
                           f"no command {command_id} of yours in game {game_id}",
                           title="No such command")
         if doc.get("status") in ("rejected", "error") and isinstance(doc.get("error"), dict):
-            doc["error"] = Problem.from_game_error(doc["error"]).body()
+            doc["error"] = _outcome_problem(doc).body()
         return doc
 
 
@@ -261,12 +267,14 @@ def _outcome_response(
         sep = b"," if raw != b"{}" else b""
         body = raw[:-1] + sep + b'"command":' + json.dumps(command).encode() + b"}"
         return _json_response(body, 200, headers)
-    if outcome["status"] == "error":
-        raise Problem(500, "server/error", "the command could not be processed",
-                      title="Internal Server Error")
+    return _outcome_problem(outcome).response(headers)
+
+
+def _outcome_problem(outcome: dict[str, Any]) -> Problem:
+    """The problem for a rejected (or failed) command's stored outcome."""
     problem = Problem.from_game_error(outcome["error"])
     problem.extra = {"command_id": outcome["command_id"], "version": outcome.get("version")}
-    return problem.response(headers)
+    return problem
 
 
 _WAIT = re.compile(r"(?:^|[,;\s])wait\s*=\s*\"?(\d+(?:\.\d+)?)\"?", re.IGNORECASE)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import validate
 
+from shared.service import JSON_SAFE_INT
+
 
 class StrictSchema(ma.Schema):
     """Unknown fields are an error in requests, so typos do not pass silently."""
@@ -77,7 +79,7 @@ class CommandSchema(ma.Schema):
         metadata={"description": "client command id; resending it never applies twice"},
     )
     expected_version = ma.fields.Integer(
-        strict=True, validate=validate.Range(min=0, max=2**53 - 1),
+        strict=True, validate=validate.Range(min=0, max=JSON_SAFE_INT),
         metadata={"description": "reject with 409 unless the game is at this version"},
     )
 
@@ -112,7 +114,7 @@ class ViewSchema(ma.Schema):
 class EventsQuerySchema(StrictSchema):
     """Query of ``GET /v1/games/{id}/events``."""
 
-    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**53 - 1))
+    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=JSON_SAFE_INT))
     limit = ma.fields.Integer(load_default=1000, validate=validate.Range(min=1, max=10_000))
 
 

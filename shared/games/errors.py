@@ -16,6 +16,7 @@ STALE_VERSION = "game/stale_version"
 NOT_FOUND = "game/not_found"
 INVALID_COMMAND = "command/invalid"
 INVALID_OPTIONS = "options/invalid"
+SERVER_ERROR = "server/error"  # not the rules: the service failed to process the command
 
 
 class GameError(Exception):

@@ -72,3 +72,21 @@ def test_a_huge_expected_version_is_a_422_and_changes_nothing(stack: Stack) -> N
                            headers=bearer(tokens[seat]))
     assert resp.status_code == 422
     assert view(stack, gid)["version"] == before["version"]
+
+
+@pytest.mark.parametrize("depth", [900, 2000, 20_000])
+def test_a_body_nested_too_deeply_is_a_4xx(stack: Stack, depth: int) -> None:
+    body = "[" * depth + "]" * depth
+    for path in ("/v1/games", "/v1/games/nope/commands"):
+        resp = stack.http.post(path, data=body, content_type="application/json")
+        assert 400 <= resp.status_code < 500, (depth, path, resp.status_code)
+        assert resp.mimetype == "application/problem+json"
+
+
+def test_errors_of_nested_fields_are_flat_lists_of_messages(stack: Stack) -> None:
+    resp = stack.http.post("/v1/games", json={"game": "fox",
+                                              "seats": [{"name": ""}, {"bot": "x"}]})
+    assert resp.status_code == 422
+    errors = resp.get_json()["errors"]
+    assert set(errors) == {"seats[0].name", "seats[1].bot"}, errors
+    assert all(isinstance(m, str) for v in errors.values() for m in v)

@@ -317,6 +317,9 @@ def test_a_command_is_found_by_the_id_its_client_sent(stack: Stack) -> None:
     # the stored rejection reads as the problem body the waiting client got
     assert {"type", "title", "status", "detail", "code", "rule"} <= set(doc["error"])
     assert doc["error"]["status"] == 422 and doc["error"]["code"] == "move/illegal"
+    waited = stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": other,
+                             "id": "mine-1"}, headers={**bearer(tokens[seat]), **WAIT})
+    assert doc["error"] == waited.get_json()  # the same problem body as the waiting client's
     stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": card,
                     "id": "mine-2"}, headers={**bearer(tokens[seat]), **WAIT})
     ok = stack.http.get(f"/v1/games/{gid}/commands/mine-2", headers=bearer(tokens[seat]))
@@ -368,3 +371,20 @@ def test_a_fixed_deal_is_not_shown_to_seats_in_the_creation_event(stack: Stack) 
                                                if e["type"] == "game_created"])
     audit = stack.http.get(f"/v1/games/{game['id']}/events", headers=bearer(AUDITOR)).get_json()
     assert len(audit["events"][0]["data"]["options"]["deal"]["hands"]) == 2
+
+
+def test_a_seat_finds_its_own_command_whatever_id_another_seat_chose(stack: Stack) -> None:
+    gid, tokens = two_humans(stack)
+    seat = view(stack, gid)["to_act"][0]
+    other = 1 - seat
+    # The other seat picks as its id the stored id of this seat's command.
+    stack.http.post(f"/v1/games/{gid}/commands", json={"type": "keep_decree", "id": "x"},
+                    headers={**bearer(tokens[seat]), **WAIT})
+    stack.http.post(f"/v1/games/{gid}/commands",
+                    json={"type": "keep_decree", "id": f"s{seat}-x"},
+                    headers={**bearer(tokens[other]), **WAIT})
+    mine = stack.http.get(f"/v1/games/{gid}/commands/s{seat}-x", headers=bearer(tokens[other]))
+    assert mine.status_code == 200
+    assert mine.get_json()["command_id"] == f"s{other}-s{seat}-x"
+    theirs = stack.http.get(f"/v1/games/{gid}/commands/x", headers=bearer(tokens[other]))
+    assert theirs.status_code == 404

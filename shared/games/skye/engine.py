@@ -308,6 +308,8 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
         raise GameError(NOT_YOUR_TURN, f"no seat {seat} in this game")
     p = state.players[seat]
     events: list[Any]
+    if isinstance(command, m.SetPricesTemplate):  # the listed entry, taken as its default split
+        command = m.SetPrices(discard=command.discard, prices=dict(command.prices))
     if isinstance(command, m.SetPrices):
         if state.phase != "prices":
             raise illegal("wrong_phase", f"prices are set in the price phase, not {state.phase}")
@@ -406,28 +408,10 @@ def buy_options(state: State, seat: int) -> list[m.Buy]:
     return out
 
 
-# ``view`` lists the seat's commands and the service's ``game_view`` lists them again for the
-# same state, back to back: remember the last listings by the state's identity (each entry
-# holds its state, so the id cannot be reused while the entry lives; commands are immutable).
-_RECENT_LISTINGS: dict[tuple[int, int], tuple[State, tuple[Any, ...]]] = {}
-_RECENT_LISTINGS_MAX = 16
-
-
 def legal_commands(state: State, seat: int) -> list[Any]:
     """Every command ``seat`` may send now. In the price phase: one ``SetPricesTemplate``
-    (tiles to price, gold available, minimum price 1), because price splits are not listed."""
-    key = (id(state), seat)
-    recent = _RECENT_LISTINGS.get(key)
-    if recent is not None and recent[0] is state:
-        return list(recent[1])
-    listing = tuple(_list_commands(state, seat))
-    if len(_RECENT_LISTINGS) >= _RECENT_LISTINGS_MAX:
-        _RECENT_LISTINGS.clear()
-    _RECENT_LISTINGS[key] = (state, listing)
-    return list(listing)
-
-
-def _list_commands(state: State, seat: int) -> list[Any]:
+    (tiles to price, gold available, minimum price 1, and a default split), because price
+    splits are not listed."""
     if state.phase == "game_over" or not 0 <= seat < state.seats:
         return []
     p = state.players[seat]
