@@ -22,7 +22,8 @@ Conventions every engine follows:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from shared.games.rng import Rng
@@ -169,3 +170,26 @@ def ranks_from_scores(scores: Sequence[int | float], keys: Sequence[Any] | None 
     """Competition ranks (1 = best, ties share) from scores, ties broken by ``keys`` if given."""
     full = [(s, k) for s, k in zip(scores, keys or [0] * len(scores), strict=True)]
     return [1 + sum(1 for other in full if other > mine) for mine in full]
+
+
+_KEEP: Any = object()  # a generated replacer's default: "leave this field as it is"
+
+
+@functools.cache
+def replacer(cls: type) -> Callable[..., Any]:
+    """``dataclasses.replace`` for the frozen slotted dataclass ``cls``, without re-running
+    ``__init__`` and its checks (an engine's ``evolve`` makes a state per event, and
+    ``dataclasses.replace`` was half of a random play-out's time). Generated the way
+    ``dataclasses`` generates ``__init__``: one statement per field and no loop, each slot set
+    through its descriptor (the cheapest way past ``frozen``); an unknown field raises
+    ``TypeError``."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    params = ", ".join(f"{name}=_KEEP" for name in names)
+    body = "".join(
+        f"    _set_{name}(_new, _obj.{name} if {name} is _KEEP else {name})\n" for name in names
+    )
+    source = f"def replace(_obj, *, {params}):\n    _new = _make(_cls)\n{body}    return _new\n"
+    scope: dict[str, Any] = {"_KEEP": _KEEP, "_make": object.__new__, "_cls": cls}
+    scope.update({f"_set_{name}": cls.__dict__[name].__set__ for name in names})
+    exec(compile(source, f"<replace {cls.__name__}>", "exec"), scope)
+    return scope["replace"]

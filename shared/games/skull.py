@@ -39,7 +39,8 @@ a known skull unknown again. ``determinize`` deals only hands and stacks that ag
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -105,7 +106,7 @@ class Player:
     @property
     def eliminated(self) -> bool:
         """True once the player has no disc left."""
-        return self.discs == 0
+        return self.flowers + self.skulls == 0
 
     def in_hand(self, disc: str) -> int:
         """How many discs of this face are in hand (owned, not on the stack)."""
@@ -140,6 +141,10 @@ class State:
     skull_owner: int | None = None
     shuffled: tuple[str, ...] = ()  # the challenger's discs face down, for the blind pick
     winners: tuple[int, ...] = ()
+
+
+_replace_player: Callable[..., Player] = base.replacer(Player)
+_replace_state: Callable[..., State] = base.replacer(State)
 
 
 # --- commands ----------------------------------------------------------------------------------
@@ -360,6 +365,13 @@ EVENTS: dict[str, type] = base.registry(
 )
 
 
+# Each command type's field names, read once: ``dataclasses.fields`` per command was most of
+# the cost of the ``legal_commands`` JSON in every view.
+_COMMAND_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in COMMANDS.values()
+}
+
+
 # --- setup -------------------------------------------------------------------------------------
 
 
@@ -452,11 +464,11 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
                 raise illegal("must_bid_empty_hand", "you have no disc in hand: you must bid")
             if player.in_hand(disc) == 0:
                 raise illegal("no_such_disc", f"you have no {disc} in hand")
-            return [DiscPlaced(seat=seat, disc=disc), TurnStarted(seat=_next_seat(state, seat))]
+            return [_disc_placed(seat, disc), _turn_started(_next_seat(state, seat))]
         case Bid(count=count):
             _require_phase(state, command, PLACING, BIDDING)
             if state.phase == PLACING and any(
-                not p.eliminated and not p.stack for p in state.players
+                not p.stack and not p.eliminated for p in state.players
             ):
                 raise illegal(
                     "place_first_disc", "everyone places a first disc before the bidding opens"
@@ -466,12 +478,10 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
                 raise illegal("bid_above_cap", f"there are only {cap} discs on the table")
             if count <= state.bid:
                 raise illegal("bid_not_higher", f"the bid must be higher than {state.bid}")
-            events: list[Any] = [BidMade(seat=seat, count=count)]
             if count == cap:
-                events.append(ChallengeStarted(seat=seat, bid=count))
-            else:
-                events.append(TurnStarted(seat=_next_seat(state, seat, skip_passed=True)))
-            return events
+                return [_bid_made(seat, count), ChallengeStarted(seat=seat, bid=count)]
+            next_bidder = _next_seat(state, seat, skip_passed=True)
+            return [_bid_made(seat, count), _turn_started(next_bidder)]
         case Pass():
             _require_phase(state, command, BIDDING)
             still_in = [
@@ -482,13 +492,10 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
             if still_in == [state.bidder]:
                 assert state.bidder is not None
                 return [
-                    BidPassed(seat=seat),
+                    _bid_passed(seat),
                     ChallengeStarted(seat=state.bidder, bid=state.bid),
                 ]
-            return [
-                BidPassed(seat=seat),
-                TurnStarted(seat=_next_seat(state, seat, skip_passed=True)),
-            ]
+            return [_bid_passed(seat), _turn_started(_next_seat(state, seat, skip_passed=True))]
         case Flip(seat=target):
             _require_phase(state, command, FLIPPING)
             return _decide_flip(state, seat, target, rng)
@@ -532,12 +539,17 @@ def evolve(state: State | None, event: Any) -> State:
             next_starter=event.next_starter,
             players=(player,) * event.seats,
         )
+    # Each case builds the new state once, and a new Player only for a seat whose record
+    # changes: a player left as it was is the same value, so it is shared, not copied.
     match event:
         case GameSetUp():
             return evolve(None, event)
         case RoundStarted(round=number, starter=starter):
-            players = tuple(dataclasses.replace(p, stack=(), passed=False) for p in state.players)
-            return dataclasses.replace(
+            players = tuple(
+                _replace_player(p, stack=(), passed=False) if p.stack or p.passed else p
+                for p in state.players
+            )
+            return _replace_state(
                 state,
                 players=players,
                 phase=PLACING,
@@ -554,54 +566,61 @@ def evolve(state: State | None, event: Any) -> State:
         case DiscPlaced(seat=seat, disc=disc):
             p = state.players[seat]
             # A redacted copy (disc None) still shows the stack grew; a flower stands in.
-            return _with_player(state, seat, stack=(*p.stack, disc or FLOWER))
+            return _with_player(state, seat, _replace_player(p, stack=(*p.stack, disc or FLOWER)))
         case TurnStarted(seat=seat):
-            return dataclasses.replace(state, turn=seat)
+            return _replace_state(state, turn=seat)
         case BidMade(seat=seat, count=count):
-            return dataclasses.replace(state, phase=BIDDING, bid=count, bidder=seat)
+            return _replace_state(state, phase=BIDDING, bid=count, bidder=seat)
         case BidPassed(seat=seat):
-            return _with_player(state, seat, passed=True)
+            return _with_player(state, seat, _replace_player(state.players[seat], passed=True))
         case ChallengeStarted(seat=seat, bid=bid):
-            return dataclasses.replace(
+            return _replace_state(
                 state, phase=FLIPPING, challenger=seat, bidder=seat, bid=bid, turn=seat
             )
         case DiscFlipped(seat=seat, disc=disc):
-            state = dataclasses.replace(state, flipped=(*state.flipped, (seat, disc)))
-            shown = sum(1 for s, d in state.flipped if s == seat and d == FLOWER)
+            flipped = (*state.flipped, (seat, disc))
+            p = state.players[seat]
+            known = p.known_skull
             if disc == SKULL:
-                return _with_player(state, seat, known_skull=True)
-            if shown >= state.players[seat].discs:  # every disc it owns is a flower
-                return _with_player(state, seat, known_skull=False)
-            return state
+                known = True
+            elif flipped.count((seat, FLOWER)) >= p.discs:  # every disc it owns is a flower
+                known = False
+            players = state.players
+            if known is not p.known_skull:
+                players = _players_with(state, seat, _replace_player(p, known_skull=known))
+            return _replace_state(state, flipped=flipped, players=players)
         case ChallengeWon(seat=seat, wins=wins):
-            state = _with_player(state, seat, wins=wins)
-            return _discs_back(state)
+            winner = _replace_player(state.players[seat], wins=wins)
+            players = _discs_back(_players_with(state, seat, winner))
+            return _replace_state(state, players=players)
         case ChallengeFailed(skull_owner=owner):
-            state = dataclasses.replace(state, phase=PENALTY, skull_owner=owner, turn=owner)
-            return _discs_back(state)
+            return _replace_state(
+                state,
+                phase=PENALTY,
+                skull_owner=owner,
+                turn=owner,
+                players=_discs_back(state.players),
+            )
         case DiscsShuffled(order=order, count=count):
-            return dataclasses.replace(state, shuffled=tuple(order or (FLOWER,) * count))
+            return _replace_state(state, shuffled=tuple(order or (FLOWER,) * count))
         case DiscLost(seat=seat, disc=disc):
             p = state.players[seat]
             # The others do not see which disc went (a skull known before may be gone now), so
             # only "no skull" survives a loss; with no disc left there is no skull either.
             known = False if p.discs <= 1 or p.known_skull is False else None
-            state = _with_player(state, seat, known_skull=known)
-            p = state.players[seat]
             disc = disc or FLOWER
+            lost = (*p.lost, disc)
             if disc == FLOWER:
-                state = _with_player(state, seat, flowers=p.flowers - 1, lost=(*p.lost, disc))
+                p = _replace_player(p, known_skull=known, flowers=p.flowers - 1, lost=lost)
             else:
-                state = _with_player(state, seat, skulls=p.skulls - 1, lost=(*p.lost, disc))
-            return dataclasses.replace(state, shuffled=())
+                p = _replace_player(p, known_skull=known, skulls=p.skulls - 1, lost=lost)
+            return _replace_state(state, players=_players_with(state, seat, p), shuffled=())
         case PlayerEliminated():
             return state  # elimination is derived from the disc count; the event announces it
         case StarterChoiceOffered(seat=seat):
-            return dataclasses.replace(state, phase=CHOOSING_STARTER, turn=seat)
+            return _replace_state(state, phase=CHOOSING_STARTER, turn=seat)
         case GameWon(winners=winners):
-            return dataclasses.replace(
-                state, phase=GAME_OVER_PHASE, winners=tuple(winners), turn=None
-            )
+            return _replace_state(state, phase=GAME_OVER_PHASE, winners=tuple(winners), turn=None)
         case _:
             return state
 
@@ -673,28 +692,27 @@ def legal_commands(state: State, seat: int) -> list[Any]:
     player = state.players[seat]
     match state.phase:
         case "placing":
-            out: list[Any] = [Place(disc=d) for d in DISCS if player.in_hand(d) > 0]
-            if all(p.eliminated or p.stack for p in state.players):
-                out += [Bid(count=c) for c in range(state.bid + 1, _table_size(state) + 1)]
+            out: list[Any] = [_place(d) for d in DISCS if player.in_hand(d) > 0]
+            if all(p.stack or p.eliminated for p in state.players):  # cheap test first
+                out += _bids(state.bid + 1, _table_size(state) + 1)
             return out
         case "bidding":
-            bids = [Bid(count=c) for c in range(state.bid + 1, _table_size(state) + 1)]
-            return [*bids, Pass()]
+            return [*_bids(state.bid + 1, _table_size(state) + 1), _PASS]
         case "flipping":
             counts = _flipped_counts(state)
             if counts[seat] < len(player.stack):
-                return [Flip(seat=seat)]
+                return [_flip(seat)]
             return [
-                Flip(seat=s)
+                _flip(s)
                 for s, p in enumerate(state.players)
                 if s != seat and counts[s] < len(p.stack)
             ]
         case "penalty":
             if state.shuffled:
-                return [PickDisc(index=i) for i in range(len(state.shuffled))]
-            return [Discard(disc=d) for d in DISCS if player.owned(d) > 0]
+                return list(_picks(len(state.shuffled)))
+            return [_discard(d) for d in DISCS if player.owned(d) > 0]
         case "choosing_starter":
-            return [ChooseStarter(seat=s) for s, p in enumerate(state.players) if not p.eliminated]
+            return [_choose_starter(s) for s, p in enumerate(state.players) if not p.eliminated]
     return []
 
 
@@ -728,7 +746,16 @@ def outcome(state: State) -> dict[str, Any] | None:
 
 def command_to_json(command: Any) -> dict[str, Any]:
     """Flat client JSON that ``parse_command`` reads back."""
-    return base.command_json(command)
+    names = _COMMAND_FIELDS.get(type(command))
+    if names is None:
+        return base.command_json(command)
+    out: dict[str, Any] = {"type": command.TYPE}
+    for name in names:
+        value = getattr(command, name)
+        if isinstance(value, tuple | list | dict):  # built in code: let base convert it
+            return base.command_json(command)
+        out[name] = value
+    return out
 
 
 def event_to_json(event: Any) -> dict[str, Any]:
@@ -819,6 +846,70 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
 
 # --- private helpers ---------------------------------------------------------------------------
 
+# Commands and events are frozen values, so the ones made on every turn are made once per
+# distinct value and shared: a cache hit costs a fraction of a dataclass ``__init__``, and
+# ``legal_commands`` lists a bid range as one cached tuple. ``typed`` keeps ``True`` apart
+# from ``1``, so a message holds exactly the value it was asked for.
+_MESSAGE_CACHE = 4096
+_PASS = Pass()
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _place(disc: str) -> Place:
+    return Place(disc=disc)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _bids(low: int, high: int) -> tuple[Bid, ...]:
+    """``Bid`` commands for the counts ``low`` to ``high - 1``."""
+    return tuple(Bid(count=c) for c in range(low, high))
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _flip(seat: int) -> Flip:
+    return Flip(seat=seat)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _picks(count: int) -> tuple[PickDisc, ...]:
+    """``PickDisc`` commands for the indexes ``0`` to ``count - 1``."""
+    return tuple(PickDisc(index=i) for i in range(count))
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _discard(disc: str) -> Discard:
+    return Discard(disc=disc)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _choose_starter(seat: int) -> ChooseStarter:
+    return ChooseStarter(seat=seat)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _disc_placed(seat: int, disc: str) -> DiscPlaced:
+    return DiscPlaced(seat=seat, disc=disc)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _turn_started(seat: int) -> TurnStarted:
+    return TurnStarted(seat=seat)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _bid_made(seat: int, count: int) -> BidMade:
+    return BidMade(seat=seat, count=count)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _bid_passed(seat: int) -> BidPassed:
+    return BidPassed(seat=seat)
+
+
+@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
+def _disc_flipped(seat: int, disc: str) -> DiscFlipped:
+    return DiscFlipped(seat=seat, disc=disc)
+
 
 def _check_actor(state: State, seat: int, command: Any) -> None:
     """Raise unless ``seat`` is the one to act, naming the most helpful rule."""
@@ -858,7 +949,7 @@ def _decide_flip(state: State, seat: int, target: int, rng: Rng) -> list[Any]:
     done = len(state.flipped)
     for k in range(take):
         disc = stack[len(stack) - counts[target] - 1 - k]
-        events.append(DiscFlipped(seat=target, disc=disc))
+        events.append(_disc_flipped(target, disc))
         done += 1
         if disc == SKULL:
             events.append(ChallengeFailed(seat=seat, skull_owner=target))
@@ -926,7 +1017,7 @@ def _next_seat_after(state: State, seat: int, *, exclude: int) -> int:
 
 
 def _table_size(state: State) -> int:
-    return sum(len(p.stack) for p in state.players)
+    return sum([len(p.stack) for p in state.players])  # a list sums faster than a generator
 
 
 def _flipped_counts(state: State) -> list[int]:
@@ -936,16 +1027,21 @@ def _flipped_counts(state: State) -> list[int]:
     return counts
 
 
-def _with_player(state: State, seat: int, **changes: Any) -> State:
+def _players_with(state: State, seat: int, player: Player) -> tuple[Player, ...]:
+    """``state``'s players with ``seat``'s replaced by ``player``."""
     players = list(state.players)
-    players[seat] = dataclasses.replace(players[seat], **changes)
-    return dataclasses.replace(state, players=tuple(players))
+    players[seat] = player
+    return tuple(players)
 
 
-def _discs_back(state: State) -> State:
+def _with_player(state: State, seat: int, player: Player) -> State:
+    """``state`` with ``seat``'s player replaced by ``player``."""
+    return _replace_state(state, players=_players_with(state, seat, player))
+
+
+def _discs_back(players: tuple[Player, ...]) -> tuple[Player, ...]:
     """Everyone takes their discs back; the round's flips stay on record until the next round."""
-    players = tuple(dataclasses.replace(p, stack=()) for p in state.players)
-    return dataclasses.replace(state, players=players)
+    return tuple(_replace_player(p, stack=()) if p.stack else p for p in players)
 
 
 def _deal_hidden(

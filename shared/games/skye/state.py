@@ -17,41 +17,21 @@ goes to the bank).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from shared.games.base import replacer
 from shared.games.skye import messages as m
 from shared.games.skye.data import LANDSCAPE_IDS
 from shared.games.skye.territory import Territory, castle_territory
 
 PHASES = ("prices", "buying", "building", "game_over")
 
-_KEEP: Any = object()  # a generated replacer's default: "leave this field as it is"
-
-
-@functools.cache
-def _replacer(cls: type) -> Callable[..., Any]:
-    """``dataclasses.replace`` for the frozen slotted ``cls``, generated the way ``dataclasses``
-    generates ``__init__``: one statement per field and no loop, each slot set through its
-    descriptor (the cheapest way past ``frozen``); unknown fields raise ``TypeError``."""
-    names = [f.name for f in fields(cls)]
-    params = ", ".join(f"{name}=_KEEP" for name in names)
-    body = "".join(
-        f"    _set_{name}(_new, _obj.{name} if {name} is _KEEP else {name})\n" for name in names
-    )
-    source = f"def replace(_obj, *, {params}):\n    _new = _make(_cls)\n{body}    return _new\n"
-    scope: dict[str, Any] = {"_KEEP": _KEEP, "_make": object.__new__, "_cls": cls}
-    scope.update({f"_set_{name}": cls.__dict__[name].__set__ for name in names})
-    exec(compile(source, f"<replace {cls.__name__}>", "exec"), scope)
-    return scope["replace"]
-
-
 def replace(obj: Any, **changes: Any) -> Any:
     """``dataclasses.replace`` for the frozen slotted classes here, without re-running
     ``__init__`` (evolve calls it tens of thousands of times per game)."""
-    return _replacer(type(obj))(obj, **changes)
+    return replacer(type(obj))(obj, **changes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
