@@ -226,7 +226,9 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
         for p in procs:
             if p.poll() is None:
                 p.terminate()
-        deadline = time.monotonic() + 10
+        # Longer than gunicorn's graceful_timeout (10 s): its master must outlive its workers to
+        # kill one that hangs, or that worker would be orphaned (seen once in a test run).
+        deadline = time.monotonic() + 15
         for p in procs:
             try:
                 p.wait(max(0.1, deadline - time.monotonic()))

@@ -99,7 +99,10 @@ def from_http_exception(error: HTTPException) -> Problem:
     data = getattr(error, "data", None) or {}
     field_errors = data.get("errors") or data.get("messages") or {}
     # webargs nests errors by location ({"json": {...}}); clients want the fields.
+    where = "request body"
     if isinstance(field_errors, dict) and set(field_errors) <= {"json", "query", "headers"}:
+        if set(field_errors) == {"query"}:
+            where = "query string"
         merged: dict[str, Any] = {}
         for part in field_errors.values():
             merged.update(part if isinstance(part, dict) else {"_schema": part})
@@ -118,7 +121,7 @@ def from_http_exception(error: HTTPException) -> Problem:
     }.get(status, "http/error")
     detail = data.get("message") or error.description or error.name
     if status == 422 and field_errors:
-        detail = "the request body has invalid fields: " + ", ".join(sorted(field_errors))
+        detail = f"the {where} has invalid fields: " + ", ".join(sorted(field_errors))
     return Problem(status, code, detail, title=error.name, errors_=field_errors)
 
 

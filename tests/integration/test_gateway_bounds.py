@@ -59,6 +59,7 @@ def test_an_out_of_range_event_cursor_is_a_422(stack: Stack, query: str) -> None
                           headers=bearer(body["tokens"][0]))
     assert resp.status_code == 422, resp.get_json()
     assert resp.get_json()["code"] == "request/invalid"
+    assert "query string" in resp.get_json()["detail"]
 
 
 def test_a_huge_expected_version_is_a_422_and_changes_nothing(stack: Stack) -> None:
