@@ -464,7 +464,8 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
                 raise illegal("must_bid_empty_hand", "you have no disc in hand: you must bid")
             if player.in_hand(disc) == 0:
                 raise illegal("no_such_disc", f"you have no {disc} in hand")
-            return [_disc_placed(seat, disc), _turn_started(_next_seat(state, seat))]
+            next_seat = _next_seat(state, seat)
+            return [_shared(DiscPlaced, seat=seat, disc=disc), _shared(TurnStarted, seat=next_seat)]
         case Bid(count=count):
             _require_phase(state, command, PLACING, BIDDING)
             if state.phase == PLACING and any(
@@ -479,9 +480,15 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
             if count <= state.bid:
                 raise illegal("bid_not_higher", f"the bid must be higher than {state.bid}")
             if count == cap:
-                return [_bid_made(seat, count), ChallengeStarted(seat=seat, bid=count)]
+                return [
+                    _shared(BidMade, seat=seat, count=count),
+                    ChallengeStarted(seat=seat, bid=count),
+                ]
             next_bidder = _next_seat(state, seat, skip_passed=True)
-            return [_bid_made(seat, count), _turn_started(next_bidder)]
+            return [
+                _shared(BidMade, seat=seat, count=count),
+                _shared(TurnStarted, seat=next_bidder),
+            ]
         case Pass():
             _require_phase(state, command, BIDDING)
             still_in = [
@@ -492,10 +499,11 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
             if still_in == [state.bidder]:
                 assert state.bidder is not None
                 return [
-                    _bid_passed(seat),
+                    _shared(BidPassed, seat=seat),
                     ChallengeStarted(seat=state.bidder, bid=state.bid),
                 ]
-            return [_bid_passed(seat), _turn_started(_next_seat(state, seat, skip_passed=True))]
+            next_bidder = _next_seat(state, seat, skip_passed=True)
+            return [_shared(BidPassed, seat=seat), _shared(TurnStarted, seat=next_bidder)]
         case Flip(seat=target):
             _require_phase(state, command, FLIPPING)
             return _decide_flip(state, seat, target, rng)
@@ -692,7 +700,7 @@ def legal_commands(state: State, seat: int) -> list[Any]:
     player = state.players[seat]
     match state.phase:
         case "placing":
-            out: list[Any] = [_place(d) for d in DISCS if player.in_hand(d) > 0]
+            out: list[Any] = [_shared(Place, disc=d) for d in DISCS if player.in_hand(d) > 0]
             if all(p.stack or p.eliminated for p in state.players):  # cheap test first
                 out += _bids(state.bid + 1, _table_size(state) + 1)
             return out
@@ -701,18 +709,22 @@ def legal_commands(state: State, seat: int) -> list[Any]:
         case "flipping":
             counts = _flipped_counts(state)
             if counts[seat] < len(player.stack):
-                return [_flip(seat)]
+                return [_shared(Flip, seat=seat)]
             return [
-                _flip(s)
+                _shared(Flip, seat=s)
                 for s, p in enumerate(state.players)
                 if s != seat and counts[s] < len(p.stack)
             ]
         case "penalty":
             if state.shuffled:
                 return list(_picks(len(state.shuffled)))
-            return [_discard(d) for d in DISCS if player.owned(d) > 0]
+            return [_shared(Discard, disc=d) for d in DISCS if player.owned(d) > 0]
         case "choosing_starter":
-            return [_choose_starter(s) for s, p in enumerate(state.players) if not p.eliminated]
+            return [
+                _shared(ChooseStarter, seat=s)
+                for s, p in enumerate(state.players)
+                if not p.eliminated
+            ]
     return []
 
 
@@ -855,8 +867,10 @@ _PASS = Pass()
 
 
 @functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _place(disc: str) -> Place:
-    return Place(disc=disc)
+def _shared(cls: type, **fields: Any) -> Any:
+    """The one shared ``cls(**fields)``."""
+    return cls(**fields)
+
 
 
 @functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
@@ -865,10 +879,6 @@ def _bids(low: int, high: int) -> tuple[Bid, ...]:
     return tuple(Bid(count=c) for c in range(low, high))
 
 
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _flip(seat: int) -> Flip:
-    return Flip(seat=seat)
-
 
 @functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
 def _picks(count: int) -> tuple[PickDisc, ...]:
@@ -876,39 +886,11 @@ def _picks(count: int) -> tuple[PickDisc, ...]:
     return tuple(PickDisc(index=i) for i in range(count))
 
 
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _discard(disc: str) -> Discard:
-    return Discard(disc=disc)
 
 
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _choose_starter(seat: int) -> ChooseStarter:
-    return ChooseStarter(seat=seat)
 
 
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _disc_placed(seat: int, disc: str) -> DiscPlaced:
-    return DiscPlaced(seat=seat, disc=disc)
 
-
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _turn_started(seat: int) -> TurnStarted:
-    return TurnStarted(seat=seat)
-
-
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _bid_made(seat: int, count: int) -> BidMade:
-    return BidMade(seat=seat, count=count)
-
-
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _bid_passed(seat: int) -> BidPassed:
-    return BidPassed(seat=seat)
-
-
-@functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
-def _disc_flipped(seat: int, disc: str) -> DiscFlipped:
-    return DiscFlipped(seat=seat, disc=disc)
 
 
 def _check_actor(state: State, seat: int, command: Any) -> None:
@@ -949,7 +931,7 @@ def _decide_flip(state: State, seat: int, target: int, rng: Rng) -> list[Any]:
     done = len(state.flipped)
     for k in range(take):
         disc = stack[len(stack) - counts[target] - 1 - k]
-        events.append(_disc_flipped(target, disc))
+        events.append(_shared(DiscFlipped, seat=target, disc=disc))
         done += 1
         if disc == SKULL:
             events.append(ChallengeFailed(seat=seat, skull_owner=target))
