@@ -6,10 +6,10 @@ The Celery tasks wrap these; ``InlineDispatcher`` calls them in-process (tests, 
 from __future__ import annotations
 
 import json
-import random
 from typing import Any
 
 from shared import games, keys, policies
+from shared.games.rng import bot_random
 from shared.service import CommandMessage, GameService
 
 BOT_SUBMIT_TTL = 300  # seconds a sent bot command blocks an identical resend
@@ -35,7 +35,10 @@ def play_bot_move(service: GameService, game_id: str, seat: int, version: int) -
         return "stale"
     version = view["version"]
     policy = policies.get(view["seats"][seat].get("bot") or "random")
-    command = policy(view, random.Random(f"{game_id}:{seat}:{version}"))
+    # The bot's randomness comes from the game's secret seed: a source anyone could recompute
+    # (game id, seat, version are all public) would let them test every hand the bot might
+    # hold against what it did.
+    command = policy(view, bot_random(service.secret_seed(game_id), seat, version))
     if command is None:
         return "nothing to do"
     # On its own turn a bot pins the version it decided at. When several seats act at once

@@ -447,6 +447,10 @@ class GameService:
             return
         self.dispatcher.move(record.id, message.seat, record.version)
 
+    def secret_seed(self, game_id: str) -> str:
+        """The game's secret seed (for the service's own bots); LookupError for no game."""
+        return self._seed(game_id)
+
     def _seed(self, game_id: str) -> str:
         seed = self._seeds.get(game_id)
         if seed is None:

@@ -14,12 +14,18 @@ revealed:
 
 Engines take an ``Rng`` as an argument and record every result in an event, so replaying a
 game never needs the seed.
+
+Bots draw from the same secret: the bot at seat ``s`` deciding at version ``v`` uses
+``bot_random(seed, s, v)``, Python's ``random.Random`` seeded with ``below(2**256)`` of stream
+``bot:<s>:v<v>``. Nobody can recompute a bot's choices before the seed is revealed (so its
+choices tell nothing about its hidden hand), and everybody can after.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import random
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -69,3 +75,15 @@ class Rng:
 def seed_hash(seed: str) -> str:
     """The commitment published in a game's first event: hex ``sha256(seed)``."""
     return hashlib.sha256(seed.encode()).hexdigest()
+
+
+def bot_label(seat: int, version: int) -> str:
+    """The stream label of the bot at ``seat`` deciding at ``version`` (never an engine label:
+    those are ``setup`` and ``v<version>``)."""
+    return f"bot:{seat}:v{version}"
+
+
+def bot_random(seed: str, seat: int, version: int) -> random.Random:
+    """The random source of the bot at ``seat`` deciding at ``version``: derived from the game's
+    secret seed, so it cannot be recomputed from anything public before the seed is revealed."""
+    return random.Random(Rng(seed, bot_label(seat, version)).below(_SPACE))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import random
 from collections import Counter
 
 import pytest
 
-from shared.games.rng import Rng, seed_hash
+from shared.games.rng import Rng, bot_random, seed_hash
 
 
 def test_same_seed_and_label_give_the_same_stream() -> None:
@@ -42,3 +43,16 @@ def test_below_rejects_non_positive() -> None:
 
 def test_seed_hash_is_sha256_hex() -> None:
     assert seed_hash("abc") == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_bot_randomness_comes_from_the_secret_seed_seat_and_version() -> None:
+    assert len({bot_random(seed, 1, 17).random() for seed in ("a", "b", "c")}) == 3
+    assert bot_random("a", 1, 17).random() == bot_random("a", 1, 17).random()
+    assert bot_random("a", 1, 17).random() != bot_random("a", 2, 17).random()
+    assert bot_random("a", 1, 17).random() != bot_random("a", 1, 18).random()
+
+
+def test_bot_randomness_follows_the_documented_derivation() -> None:
+    block = hmac.new(b"seed", b"bot:2:v9:0", hashlib.sha256).digest()
+    expected = random.Random(int.from_bytes(block, "big"))
+    assert bot_random("seed", 2, 9).random() == expected.random()

@@ -1,0 +1,280 @@
+"""Bots keep their secrets: nobody can recompute a bot's random choices from public data.
+
+The attack (issue 7): a bot's choice is a random pick among its legal commands, which depend
+on its hidden hand. If the pick's randomness came from public inputs (game id, seat, version),
+an outsider could re-run the pick for every hand the bot might hold and keep only the hands
+that agree with what it did. Each test plays bot games through the worker and the real bot
+path, then tries that attack with what a spectator or another seat can read; with the seed
+revealed at the end, an auditor recomputes every bot move exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import redis
+
+from services.worker.consumer import StreamConsumer
+from shared import keys, policies
+from shared.bot_turns import InlineDispatcher
+from shared.events import SEED_REVEALED, Envelope
+from shared.games import skull
+from shared.games.rng import bot_random
+from shared.projections import view
+from shared.record import fold
+from shared.service import GameService
+from shared.store.redis_streams import RedisEventStore
+
+PublicRng = Callable[[str, int, int], random.Random]
+
+# Every formula an outsider could try from what is public: the one bots used before the fix,
+# and the command id that names each bot command.
+PUBLIC_FORMULAS: dict[str, PublicRng] = {
+    "game:seat:version": lambda gid, seat, v: random.Random(f"{gid}:{seat}:{v}"),
+    "command id": lambda gid, seat, v: random.Random(f"bot-{seat}-{v}"),
+    "seat:version": lambda gid, seat, v: random.Random(f"{seat}:{v}"),
+}
+
+
+@dataclass
+class BotMove:
+    """One accepted bot command and the view it was chosen from."""
+
+    seat: int
+    version: int  # the version the bot decided at (in its command id)
+    body: dict[str, Any]
+    view: dict[str, Any]
+    state: Any  # the full state it decided on (the attacker only uses what is public of it)
+
+
+@dataclass
+class PlayedGame:
+    gid: str
+    envelopes: list[Envelope]
+    moves: list[BotMove]
+
+
+def play_bot_games(
+    client: redis.Redis, game: str, seats: int, count: int, options: dict[str, Any]
+) -> list[PlayedGame]:
+    """``count`` all-bot games through the worker and ``play_bot_move``."""
+    dispatcher = InlineDispatcher()
+    service = GameService(RedisEventStore(client), client, dispatcher=dispatcher)
+    dispatcher.bind(service)
+    worker = StreamConsumer(client, service, game, name="w")
+    worker.ensure_groups()
+    played = []
+    for _ in range(count):
+        gid = service.create(game, [{"bot": "random"}] * seats, options).game_id
+        deadline = time.monotonic() + 120
+        while json.loads(client.get(keys.public(gid)))["outcome"] is None:
+            assert time.monotonic() < deadline, "the bots stalled"
+            worker.poll_once(block_ms=100)
+        while worker.poll_once(block_ms=20):
+            pass
+        played.append(_trace(client, service, game, gid))
+    return played
+
+
+def _trace(client: redis.Redis, service: GameService, game: str, gid: str) -> PlayedGame:
+    envelopes = service.store.read(gid)
+    bodies = {
+        f[b"id"].decode(): json.loads(f[b"body"])
+        for _, f in client.xrange(keys.command_stream(game, 0))
+        if f[b"game"].decode() == gid
+    }
+    applied = list(dict.fromkeys(e.command_id for e in envelopes if e.command_id in bodies))
+    moves = []
+    for cid in applied:
+        _, seat, version = cid.split("-")
+        record = fold(gid, envelopes[: int(version)])
+        moves.append(BotMove(seat=int(seat), version=int(version), body=bodies[cid],
+                             view=view(record, int(seat)), state=record.state))
+    return PlayedGame(gid=gid, envelopes=envelopes, moves=moves)
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def agreement(played: list[PlayedGame], rng_for: PublicRng) -> tuple[int, int]:
+    """(bot moves the ``rng_for`` source predicts exactly from the bot's own true view, moves).
+
+    The strongest attacker: it even knows the bot's true hand. If the true hand agrees with
+    the public source no more often than an unrelated source would, testing candidate hands
+    against the public source tells nothing about which one the bot holds."""
+    hits = total = 0
+    for g in played:
+        for m in g.moves:
+            policy = policies.get("random")
+            guess = policy(m.view, rng_for(g.gid, m.seat, m.version))
+            hits += guess is not None and _same(guess, m.body)
+            total += 1
+    return hits, total
+
+
+def chance_agreement(played: list[PlayedGame], trials: int = 5) -> float:
+    """How many bot moves an unrelated random source predicts, on average."""
+    sources = [lambda gid, seat, v, t=t: random.Random(f"unrelated:{t}:{gid}:{seat}:{v}")
+               for t in range(trials)]
+    return sum(agreement(played, s)[0] for s in sources) / trials
+
+
+GAMES = [("fox", 2, 6, {"target": 7}), ("skull", 4, 4, {}), ("skye", 3, 2, {})]
+
+
+@pytest.fixture(scope="module")
+def played_games(redis_url: str) -> dict[str, list[PlayedGame]]:
+    client = redis.Redis.from_url(redis_url)
+    out = {}
+    for game, seats, count, options in GAMES:
+        client.flushdb()
+        out[game] = play_bot_games(client, game, seats, count, options)
+    client.flushdb()
+    client.close()
+    return out
+
+
+@pytest.mark.parametrize("game", [g[0] for g in GAMES])
+@pytest.mark.parametrize("formula", list(PUBLIC_FORMULAS))
+def test_no_public_formula_predicts_a_bots_moves_better_than_chance(
+    played_games: dict[str, list[PlayedGame]], game: str, formula: str
+) -> None:
+    played = played_games[game]
+    hits, total = agreement(played, PUBLIC_FORMULAS[formula])
+    chance = chance_agreement(played)
+    assert total >= 100, "too few bot moves to tell"
+    # Four standard deviations of the largest possible binomial spread: never a flake, and
+    # far below what a public source gave before the fix (every move predicted).
+    margin = 4 * math.sqrt(total) / 2
+    assert hits <= chance + margin, (game, formula, hits, chance, total)
+
+
+@pytest.mark.parametrize("game", [g[0] for g in GAMES])
+def test_with_the_revealed_seed_every_bot_move_is_recomputed_exactly(
+    played_games: dict[str, list[PlayedGame]], game: str
+) -> None:
+    for g in played_games[game]:
+        last = g.envelopes[-1]
+        assert last.type == SEED_REVEALED
+        seed = last.data["seed"]
+        for m in g.moves:
+            policy = policies.get(m.view["seats"][m.seat].get("bot", "random"))
+            again = policy(m.view, bot_random(seed, m.seat, m.version))
+            assert again is not None and _same(again, m.body), (g.gid, m.version, m.seat)
+
+
+# --- Skull: the attack in full, as a spectator ---------------------------------------------------
+
+
+def skull_stack_attack(played: list[PlayedGame], rng_for: PublicRng) -> tuple[int, int, int]:
+    """(stacks the attacker names exactly, stacks the disc counts alone name, stacks).
+
+    For every bot and round, a spectator knows how many discs the bot owns, whether it is
+    known to own a skull, and how many it placed. It lists every hand and stack the bot could
+    have, replays the bot's random pick at each of its placing turns with ``rng_for`` on the
+    legal commands that candidate would have had, and keeps the candidates that agree with
+    what it saw the bot do (a disc placed, or the bid that ended its placing). The baseline
+    names the likeliest stack from counts alone (all flowers when possible); the attacker
+    names it too when it agrees, else the first stack that agrees."""
+    attacker = baseline = stacks = 0
+    for g in played:
+        for seat, decisions, true_stack, player in _skull_placing_turns(g):
+            candidates = _skull_candidates(player, len(true_stack))
+            fitting = [stack for skulls, stack in candidates
+                       if _skull_fits(g.gid, seat, decisions, skulls, stack, rng_for)]
+            all_flowers = tuple([skull.FLOWER] * len(true_stack))
+            prior = all_flowers if any(s == all_flowers for _, s in candidates) \
+                else candidates[0][1]
+            guess = prior if prior in fitting or not fitting else fitting[0]
+            attacker += guess == true_stack
+            baseline += prior == true_stack
+            stacks += 1
+    return attacker, baseline, stacks
+
+
+def _skull_placing_turns(g: PlayedGame) -> list[tuple[int, list[BotMove], tuple[str, ...], Any]]:
+    """Per (seat, round): the bot's placing-phase moves, its final stack, its player record."""
+    out = []
+    by_round: dict[tuple[int, int], list[BotMove]] = {}
+    for m in g.moves:
+        if m.state.phase == skull.PLACING:
+            by_round.setdefault((m.state.round, m.seat), []).append(m)
+    for (_round, seat), decisions in by_round.items():
+        last = decisions[-1]
+        # The stack as it stood when placing ended: the last decision's stack, plus its disc.
+        stack = last.state.players[seat].stack
+        if last.body["type"] == "place":
+            stack = (*stack, last.body["disc"])
+        out.append((seat, decisions, tuple(stack), decisions[0].state.players[seat]))
+    return out
+
+
+def _skull_candidates(player: Any, placed: int) -> list[tuple[int, tuple[str, ...]]]:
+    """Every (skulls owned, stack of ``placed`` discs) the bot could have, from what is public
+    of it: its disc count and whether it is known to own a skull."""
+    skull_counts = {True: [1], False: [0], None: [0, 1]}[player.known_skull]
+    out = []
+    for skulls in skull_counts:
+        flowers = player.discs - skulls
+        if not 0 <= flowers <= skull.FLOWERS_PER_PLAYER:
+            continue
+        for stack in itertools.product(skull.DISCS, repeat=placed):
+            if stack.count(skull.FLOWER) <= flowers and stack.count(skull.SKULL) <= skulls:
+                out.append((skulls, stack))
+    return out
+
+
+def _skull_fits(gid: str, seat: int, decisions: list[BotMove], skulls: int,
+                stack: tuple[str, ...], rng_for: PublicRng) -> bool:
+    """Whether a bot holding ``skulls`` and building ``stack`` would, with ``rng_for``, have
+    made the public moves it made."""
+    for m in decisions:
+        me = m.state.players[seat]
+        placed = len(me.stack)
+        # The candidate hand at this decision, with every public fact of the true state.
+        hand = skull.Player(flowers=me.discs - skulls, skulls=skulls, stack=stack[:placed],
+                            wins=me.wins, known_skull=me.known_skull)
+        players = list(m.state.players)
+        players[seat] = hand
+        state = skull._replace_state(m.state, players=tuple(players))
+        legal = [skull.command_to_json(c) for c in skull.legal_commands(state, seat)]
+        if not legal:
+            return False
+        pick = rng_for(gid, seat, m.version).choice(legal)
+        expected = {"type": "place", "disc": stack[placed]} if m.body["type"] == "place" \
+            else m.body
+        if not _same(pick, expected):
+            return False
+    return True
+
+
+def test_the_skull_attack_works_on_bots_with_public_randomness(redis_url: str,
+                                                               monkeypatch: Any) -> None:
+    """The attack is real: on bots whose randomness is public it names nearly every stack."""
+    leaky = PUBLIC_FORMULAS["seat:version"]
+    monkeypatch.setattr("shared.bot_turns.bot_random", lambda seed, seat, v: leaky("", seat, v))
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    played = play_bot_games(client, "skull", 4, 2, {})
+    attacker, baseline, stacks = skull_stack_attack(played, leaky)
+    assert stacks >= 20
+    assert attacker >= 0.9 * stacks > baseline
+
+
+def test_a_spectator_names_a_skull_bots_stack_no_better_than_from_the_counts(
+    played_games: dict[str, list[PlayedGame]],
+) -> None:
+    played = played_games["skull"]
+    for formula, rng_for in PUBLIC_FORMULAS.items():
+        attacker, baseline, stacks = skull_stack_attack(played, rng_for)
+        assert stacks >= 40
+        assert attacker <= baseline + 4 * math.sqrt(stacks) / 2, (formula, attacker, baseline)
