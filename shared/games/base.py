@@ -24,9 +24,28 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from shared.games.rng import Rng
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Traits:
+    """What an engine declares about itself, so the service never guesses.
+
+    ``simultaneous``: several seats may be to act at once (Isle of Skye's prices and
+    building). ``secret_options``: options that would reveal hidden facts (a fixed ``deal``),
+    shown to players as ``"hidden"``. ``lists_all_commands``: ``legal_commands`` lists every
+    command a seat may send; when False the engine provides ``random_command(view, rng)`` for
+    bots (Isle of Skye's prices cannot be listed). ``secret_command_fields``: command type ->
+    the fields only its sender (and auditors) may read in the command log (a Skull disc).
+    """
+
+    simultaneous: bool = False
+    secret_options: tuple[str, ...] = ()
+    lists_all_commands: bool = True
+    secret_command_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class Message(Protocol):
@@ -41,6 +60,7 @@ class Engine(Protocol):
     NAME: str
     MIN_SEATS: int
     MAX_SEATS: int
+    TRAITS: Traits
 
     def parse_options(self, seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
         """Validated options with defaults filled in; raises ``GameError(options/invalid)``."""

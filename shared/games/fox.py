@@ -48,6 +48,10 @@ from shared.games.rng import Rng
 NAME = "fox"
 MIN_SEATS = 2
 MAX_SEATS = 2
+TRAITS = base.Traits(
+    secret_options=("deal",),  # a fixed deal names every card in both hands
+    secret_command_fields={"return_card": ("card",)},  # the Woodcutter's card to the deck
+)
 
 SUITS = ("bells", "keys", "moons")
 RANKS = tuple(range(1, 12))

@@ -58,6 +58,9 @@ from shared.games.rng import Rng
 NAME = "skull"
 MIN_SEATS = 3
 MAX_SEATS = 12
+TRAITS = base.Traits(
+    secret_command_fields={"place": ("disc",), "discard": ("disc",)},
+)
 
 FLOWER = "flower"
 SKULL = "skull"

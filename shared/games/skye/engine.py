@@ -31,6 +31,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from shared.games import base
 from shared.games.base import command_json, from_json, ranks_from_scores, to_json
 from shared.games.errors import GAME_OVER, NOT_YOUR_TURN, GameError, illegal, invalid_options
 from shared.games.rng import Rng
@@ -52,6 +53,11 @@ from shared.games.skye.territory import Territory
 NAME = "skye"
 MIN_SEATS = 2
 MAX_SEATS = 5
+TRAITS = base.Traits(
+    simultaneous=True,  # every seat sets prices, and builds, at once
+    lists_all_commands=False,  # prices cannot be listed: random_command draws them
+    secret_command_fields={"set_prices": ("discard", "prices")},
+)
 TILES_PER_SEAT = 3
 VARIANT_MAX_SEATS = 3
 
