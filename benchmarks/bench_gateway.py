@@ -104,7 +104,7 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
     procs = [subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy/gunicorn.conf.py"),
          "--bind", f"127.0.0.1:{port}", "--workers", str(gateway_workers),
-         "services.gateway.wsgi:app"], env={**env, "TABLETOP_BOT_DISPATCH": "none"}, cwd=ROOT,
+         "services.gateway.app:create_app()"], env={**env, "TABLETOP_BOT_DISPATCH": "none"}, cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     for _ in range(game_workers):
         procs.append(subprocess.Popen([sys.executable, "-m", "services.cli", "worker", "--game",

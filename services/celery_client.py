@@ -10,8 +10,8 @@ import logging
 
 from celery import Celery
 
+from shared.app.ports import BotDispatcher, NullDispatcher
 from shared.config import Settings
-from shared.service import BotDispatcher, NullDispatcher
 
 log = logging.getLogger(__name__)
 
@@ -19,11 +19,20 @@ QUEUE = "tabletop"
 
 
 class CeleryDispatcher:
-    """``BotDispatcher`` that sends Celery tasks."""
+    """``BotDispatcher`` that sends Celery tasks (the client is built on first use)."""
 
     def __init__(self, settings: Settings) -> None:
-        self.app = Celery("tabletop-client", broker=settings.redis_url)
-        self.app.conf.update(task_default_queue=QUEUE, broker_connection_retry_on_startup=True)
+        self._settings = settings
+        self._app: Celery | None = None
+
+    @property
+    def app(self) -> Celery:
+        """The Celery client app."""
+        if self._app is None:
+            self._app = Celery("tabletop-client", broker=self._settings.redis_url)
+            self._app.conf.update(task_default_queue=QUEUE,
+                                  broker_connection_retry_on_startup=True)
+        return self._app
 
     def move(self, game_id: str, seat: int, version: int) -> None:
         """Queue ``bots.move``."""

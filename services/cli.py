@@ -127,20 +127,15 @@ def run_simulation(args: argparse.Namespace) -> int:
 
 def run_rebuild(game_ids: Sequence[str]) -> int:
     """``tabletop rebuild``: projections from events, with progress."""
-    import redis
     from rich.progress import track
 
-    from shared import keys
-    from shared.config import Settings
-    from shared.service import GameService
-    from shared.store.redis_streams import RedisEventStore
+    from shared.app import handlers, queries
+    from shared.bootstrap import bootstrap
 
-    settings = Settings.from_env()
-    client = redis.Redis.from_url(settings.redis_url)
-    service = GameService(RedisEventStore(client), client, shards=settings.shards)
-    ids = list(game_ids) or [g.decode() for g in client.zrange(keys.GAMES, 0, -1)]
+    app = bootstrap()
+    ids = list(game_ids) or queries.list_games(app, limit=10**9)
     for gid in track(ids, description=f"rebuilding {len(ids)} games"):
-        service.rebuild(gid)
+        handlers.rebuild_projections(app, gid)
     return 0
 
 
@@ -199,12 +194,12 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
         procs.append(subprocess.Popen(
             [py, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
              "--bind", f"127.0.0.1:{port}", "--workers", str(gateway_workers),
-             "services.gateway.wsgi:app"], env=env))
+             "services.gateway.app:create_app()"], env=env))
         for game in available_games():
             procs.append(subprocess.Popen([py, "-m", "services.cli", "worker", "--game", game],
                                           env=env))
         procs.append(subprocess.Popen(
-            [py, "-m", "celery", "-A", "services.bots.celery_app", "worker", "-Q", "tabletop",
+            [py, "-m", "celery", "-A", "services.bots.worker", "worker", "-Q", "tabletop",
              "--concurrency", "2", "--loglevel", "WARNING", "-n", f"bots-{os.getpid()}@%h"],
             env=env))
         print(f"tabletop is running at http://127.0.0.1:{port}  (Redis: {env['REDIS_URL']})")

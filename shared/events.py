@@ -2,9 +2,12 @@
 
 An envelope wraps one event with what the store knows about it: ``version`` (1..n, contiguous),
 ``type`` and ``data`` (the event as JSON), ``command_id`` and ``seat`` (what caused it),
-``at`` (ISO-8601 UTC time it was appended), ``prev_hash`` and ``hash``.
+``at`` (ISO-8601 UTC time it was appended), ``prev_hash`` and ``hash``. The first envelope a
+decided command appends also records that ``command`` (its JSON as the engine parsed it), so an
+auditor can run ``decide`` again; the others, and the service's own events, have none.
 
 ``hash = sha256(prev_hash + "\\n" + canonical_json({version, type, data, command_id, seat, at}))``
+with ``command`` in the hashed object too when the envelope has one
 in lowercase hex, with canonical JSON = ``json.dumps(sort_keys=True, separators=(",", ":"),
 ensure_ascii=False)``; the first envelope's ``prev_hash`` is 64 zeros. An auditor recomputes
 the chain with ``verify_chain``.
@@ -23,7 +26,13 @@ GENESIS_HASH = "0" * 64
 # Service-level event types; engines never emit these.
 GAME_CREATED = "game_created"
 SEED_REVEALED = "seed_revealed"
-SERVICE_EVENTS = frozenset({GAME_CREATED, SEED_REVEALED})
+SEAT_CHANGED = "seat_changed"  # a seat's occupant changed (a join, a bot taking over)
+SEAT_RESIGNED = "seat_resigned"
+CLOCK_SET = "clock_set"
+TURN_TIMED_OUT = "turn_timed_out"
+SERVICE_EVENTS = frozenset(
+    {GAME_CREATED, SEED_REVEALED, SEAT_CHANGED, SEAT_RESIGNED, CLOCK_SET, TURN_TIMED_OUT}
+)
 
 
 def canonical_json(value: Any) -> str:
@@ -51,10 +60,11 @@ class Envelope:
     at: str
     prev_hash: str
     hash: str
+    command: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, all fields."""
-        return {
+        """JSON-ready, all fields (``command`` only when the envelope records one)."""
+        doc = {
             "version": self.version,
             "type": self.type,
             "data": self.data,
@@ -64,11 +74,14 @@ class Envelope:
             "prev_hash": self.prev_hash,
             "hash": self.hash,
         }
+        if self.command is not None:
+            doc["command"] = self.command
+        return doc
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Envelope:
         """The envelope ``to_dict`` wrote."""
-        return cls(**{k: doc[k] for k in _FIELDS})
+        return cls(**{k: doc[k] for k in _FIELDS}, command=doc.get("command"))
 
 
 _FIELDS = ("version", "type", "data", "command_id", "seat", "at", "prev_hash", "hash")
@@ -83,18 +96,20 @@ def chain_hash(
     command_id: str | None,
     seat: int | None,
     at: str,
+    command: Mapping[str, Any] | None = None,
 ) -> str:
     """The hash of one envelope given the hash before it."""
-    body = canonical_json(
-        {
-            "version": version,
-            "type": type,
-            "data": data,
-            "command_id": command_id,
-            "seat": seat,
-            "at": at,
-        }
-    )
+    content: dict[str, Any] = {
+        "version": version,
+        "type": type,
+        "data": data,
+        "command_id": command_id,
+        "seat": seat,
+        "at": at,
+    }
+    if command is not None:
+        content["command"] = command
+    body = canonical_json(content)
     return hashlib.sha256(f"{prev_hash}\n{body}".encode()).hexdigest()
 
 
@@ -106,13 +121,16 @@ def seal(
     command_id: str | None,
     seat: int | None,
     at: str,
+    command: Mapping[str, Any] | None = None,
 ) -> list[Envelope]:
-    """Envelopes for ``events`` appended after ``after_version`` whose last hash is ``prev_hash``."""
+    """Envelopes for ``events`` appended after ``after_version`` whose last hash is
+    ``prev_hash``; the first records ``command`` when one is given."""
     out: list[Envelope] = []
     version = after_version
     for event in events:
         version += 1
         data = dict(event.data)
+        recorded = command if version == after_version + 1 else None
         h = chain_hash(
             prev_hash,
             version=version,
@@ -121,6 +139,7 @@ def seal(
             command_id=command_id,
             seat=seat,
             at=at,
+            command=recorded,
         )
         out.append(
             Envelope(
@@ -132,6 +151,7 @@ def seal(
                 at=at,
                 prev_hash=prev_hash,
                 hash=h,
+                command=recorded,
             )
         )
         prev_hash = h
@@ -157,6 +177,7 @@ def verify_chain(envelopes: Iterable[Envelope]) -> int:
             command_id=env.command_id,
             seat=env.seat,
             at=env.at,
+            command=env.command,
         )
         if h != env.hash:
             raise ValueError(f"version {env.version}: hash does not match its content")

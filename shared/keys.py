@@ -6,8 +6,6 @@ may touch them together.
 
 from __future__ import annotations
 
-import zlib
-
 
 def events(game_id: str) -> str:
     """Stream of the game's envelopes; entry id ``0-<version>``."""
@@ -64,11 +62,12 @@ def command_stream(game_type: str, shard: int) -> str:
     return f"cmd:{game_type}:{shard}"
 
 
-def shard_of(game_id: str, shards: int) -> int:
-    """The shard a game's commands go to (stable across processes)."""
-    return zlib.crc32(game_id.encode()) % shards
-
-
 GAMES = "games:all"  # sorted set: game id by creation time
 GAMES_FINISHED = "games:finished"  # sorted set: game id by finishing time
 RESULTS = "results:games"  # hash: game id -> final result JSON (scoring.finalize)
+DEADLINES = "deadlines"  # sorted set: deadline key -> epoch seconds (turn clocks)
+
+
+def dead_letters(stream: str) -> str:
+    """Commands that failed every delivery, with their error."""
+    return f"dead:{stream}"

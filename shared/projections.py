@@ -6,9 +6,12 @@ the same bytes (``canonical_json``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
+
+from shared.app.match import public_data
 from shared.events import GAME_CREATED, SERVICE_EVENTS, Envelope
 from shared.games.base import Engine
 from shared.record import GameRecord
@@ -58,21 +61,27 @@ def visible_events(
     Auditors get every field, with the hash chain. Others get each event redacted by the
     engine (wholly secret events left out) and no ``hash``/``prev_hash``: a hash over hidden
     content with few possible values (a disc is a flower or a skull) would give it away to
-    anyone who tries each value, and the next event's ``prev_hash`` is that same hash.
+    anyone who tries each value, and the next event's ``prev_hash`` is that same hash. A
+    recorded ``command`` goes through the same redaction: its sender reads it whole, everyone
+    else without the fields the engine declares secret (``TRAITS.secret_command_fields``).
     """
     out: list[dict[str, Any]] = []
+    seat = reader if isinstance(reader, int) else None
     for env in envelopes:
         doc = env.to_dict()
         if reader == AUDITOR:
             out.append(doc)
             continue
         del doc["hash"], doc["prev_hash"]
-        if env.type == GAME_CREATED:
-            doc["data"] = _public_creation(engine, env.data)
+        if env.command is not None:
+            doc["command"] = redact_command(engine, env.command, env.seat, seat)
         if env.type in SERVICE_EVENTS:
+            if env.type == GAME_CREATED:
+                doc["data"] = _public_creation(engine, env.data)
+            else:
+                doc["data"] = public_data(env.type, env.data)
             out.append(doc)
             continue
-        seat = reader if isinstance(reader, int) else None
         event = engine.event_from_json({"type": env.type, "data": env.data})
         shown = engine.redact(event, seat)
         if shown is None:
@@ -85,20 +94,42 @@ def visible_events(
     return out
 
 
+def redact_command(
+    engine: Engine, command: Mapping[str, Any], sender: int | None, reader: int | None
+) -> dict[str, Any]:
+    """A recorded command as ``reader`` may read it: whole for its sender, else without its
+    secret fields (and ``redacted: true`` when any were removed)."""
+    if reader is not None and reader == sender:
+        return dict(command)
+    secret = engine.TRAITS.secret_command_fields.get(str(command.get("type")), ())
+    shown = {k: v for k, v in command.items() if k not in secret}
+    if len(shown) != len(command):
+        shown["redacted"] = True
+    return shown
+
+
 def _public_creation(engine: Engine, data: Any) -> dict[str, Any]:
-    """``game_created`` without secret options: a fixed ``deal`` holds every hand."""
-    secret = getattr(engine, "SECRET_OPTIONS", ("deal",))
+    """``game_created`` without secret options (a fixed ``deal`` holds every hand) and without
+    token hashes."""
+    data = public_data(GAME_CREATED, data)
     options = dict(data.get("options") or {})
-    hidden = [k for k in secret if k in options]
+    hidden = [k for k in engine.TRAITS.secret_options if k in options]
     if not hidden:
-        return dict(data)
+        return data
     for k in hidden:
         options[k] = "hidden"
     return {**data, "options": options}
 
 
-def _public_seat(index: int, seat: dict[str, Any] | Any) -> dict[str, Any]:
+def _public_seat(index: int, seat: Mapping[str, Any]) -> dict[str, Any]:
     out = {"seat": index, "name": seat.get("name")}
     if seat.get("bot"):
         out["bot"] = seat["bot"]
     return out
+
+
+def projection_json(doc: Mapping[str, Any]) -> str:
+    """The bytes of a projection: compact JSON in the (deterministic) order the code built it,
+    so a rebuild from the events writes the same bytes. (orjson: the same text as
+    ``json.dumps(separators=(",", ":"), ensure_ascii=False)``, several times faster.)"""
+    return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS).decode()

@@ -1,4 +1,4 @@
-"""A game as the service folds it: the engine's state plus who sits where and the chain head."""
+"""A game as the service folds it: the match aggregate, the engine's state, and the chain head."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from shared import games
-from shared.events import GAME_CREATED, GENESIS_HASH, SEED_REVEALED, Envelope
+from shared.app import match as match_
+from shared.app.match import Match
+from shared.events import GENESIS_HASH, SEED_REVEALED, SERVICE_EVENTS, Envelope
 from shared.games.base import Engine
 
 
@@ -16,52 +18,65 @@ class GameRecord:
     """Everything the service knows after folding a game's envelopes up to ``version``."""
 
     id: str
-    game: str
-    seats: tuple[Mapping[str, Any], ...]
-    options: Mapping[str, Any]
-    seed_sha256: str
+    match: Match
     version: int
     head_hash: str
     state: Any
     seed: str | None = None  # only once revealed by the last event
 
     @property
+    def game(self) -> str:
+        """The game type."""
+        return self.match.game
+
+    @property
     def engine(self) -> Engine:
         """The game's engine module."""
-        return games.get(self.game)
+        return games.get(self.match.game)
+
+    @property
+    def seats(self) -> tuple[Mapping[str, Any], ...]:
+        """The seats as views show them (``name``, and ``bot`` for a bot)."""
+        return tuple(s.public() for s in self.match.seats)
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The game's options as parsed at creation."""
+        return self.match.options
+
+    @property
+    def seed_sha256(self) -> str:
+        """The seed commitment."""
+        return self.match.seed_sha256
 
     @property
     def bot_seats(self) -> frozenset[int]:
         """Seats a bot plays."""
-        return frozenset(i for i, s in enumerate(self.seats) if s.get("bot"))
+        return self.match.bot_seats
 
 
 def fold(game_id: str, envelopes: Iterable[Envelope], record: GameRecord | None = None) -> GameRecord:
     """The record after ``envelopes`` (continuing from ``record`` if given)."""
+    match = record.match if record else None
     engine: Engine | None = record.engine if record else None
     state = record.state if record else None
-    changes: dict[str, Any] = {}
+    seed = record.seed if record else None
     version, head = (record.version, record.head_hash) if record else (0, GENESIS_HASH)
     for env in envelopes:
-        if env.type == GAME_CREATED:
-            data = env.data
-            engine = games.get(data["game"])
-            record = GameRecord(
-                id=game_id,
-                game=data["game"],
-                seats=tuple(data["seats"]),
-                options=data["options"],
-                seed_sha256=data["seed_sha256"],
-                version=0,
-                head_hash=GENESIS_HASH,
-                state=None,
-            )
-        elif env.type == SEED_REVEALED:
-            changes["seed"] = env.data["seed"]
+        if env.type in SERVICE_EVENTS:
+            if env.type == SEED_REVEALED:
+                seed = env.data["seed"]
+            else:
+                match = match_.evolve(match, env.type, env.data)
+                if engine is None and match is not None:
+                    engine = games.get(match.game)
         else:
             assert engine is not None, "game_created must come first"
             state = engine.evolve(state, engine.event_from_json({"type": env.type, "data": env.data}))
         version, head = env.version, env.hash
-    if record is None:
+    if match is None:
         raise LookupError(f"game {game_id} has no events")
-    return replace(record, state=state, version=version, head_hash=head, **changes)
+    if record is None:
+        return GameRecord(id=game_id, match=match, version=version, head_hash=head, state=state,
+                          seed=seed)
+    return replace(record, match=match, state=state, version=version, head_hash=head, seed=seed)

@@ -10,7 +10,7 @@ from shared.config import Settings
 def create_celery(settings: Settings | None = None) -> Celery:
     """A Celery app whose broker and result backend are the service's Redis."""
     settings = settings or Settings.from_env()
-    app = Celery("tabletop", broker=settings.redis_url, include=["services.bots.tasks"])
+    app = Celery("tabletop", broker=settings.redis_url)
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -20,7 +20,7 @@ def create_celery(settings: Settings | None = None) -> Celery:
         task_default_queue="tabletop",
         worker_hijack_root_logger=False,
     )
+    from services.bots.tasks import register
+
+    register(app)
     return app
-
-
-app = create_celery()

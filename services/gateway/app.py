@@ -14,9 +14,10 @@ from werkzeug.exceptions import HTTPException
 
 from services.gateway import routes, schemas
 from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception
+from shared.app.context import App
+from shared.app.ports import BotDispatcher
+from shared.bootstrap import DispatcherFactory, bootstrap
 from shared.config import Settings
-from shared.service import BotDispatcher, GameService
-from shared.store.redis_streams import RedisEventStore
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,11 @@ def create_app(
     settings: Settings | None = None,
     *,
     client: redis.Redis | None = None,
-    dispatcher: BotDispatcher | None = None,
+    dispatcher: BotDispatcher | DispatcherFactory | None = None,
+    application: App | None = None,
 ) -> Flask:
-    """The gateway app wired to Redis (and Celery for bots unless a dispatcher is given)."""
+    """The gateway app on the application ``bootstrap`` builds (Redis, and Celery for bots
+    unless a dispatcher is given), or on ``application``."""
     settings = settings or Settings.from_env()
     app = Flask(__name__)
     app.config.update(
@@ -69,14 +72,13 @@ def create_app(
         SETTINGS=settings,
         MAX_CONTENT_LENGTH=64 * 1024,
     )
-    client = client or redis.Redis.from_url(settings.redis_url)
-    if dispatcher is None:
-        from services.celery_client import make_dispatcher
+    if application is None:
+        if dispatcher is None:
+            from services.celery_client import make_dispatcher
 
-        dispatcher = make_dispatcher(settings)
-    app.extensions["tabletop"] = GameService(
-        RedisEventStore(client), client, dispatcher=dispatcher, shards=settings.shards
-    )
+            dispatcher = make_dispatcher(settings)
+        application = bootstrap(settings, client=client, dispatcher=dispatcher)
+    app.extensions["tabletop"] = application
     api = ProblemApi(app)
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer",

@@ -10,8 +10,8 @@ from typing import Any
 import redis
 
 from services.gateway.app import create_app
+from shared.app.ports import NullDispatcher
 from shared.config import Settings
-from shared.service import NullDispatcher
 
 
 def spec() -> dict[str, Any]:

@@ -7,33 +7,10 @@ from typing import Any
 from flask import Response, json
 from werkzeug.exceptions import HTTPException
 
+from shared.app.errors import AppError, ErrorCode, status_of, title_of
 from shared.games import errors
 
 PROBLEM_TYPE = "application/problem+json"
-
-# Game error code -> HTTP status.
-STATUS_BY_CODE = {
-    errors.ILLEGAL: 422,
-    errors.NOT_YOUR_TURN: 422,
-    errors.GAME_OVER: 409,
-    errors.STALE_VERSION: 409,
-    errors.NOT_FOUND: 404,
-    errors.INVALID_COMMAND: 422,
-    errors.INVALID_OPTIONS: 422,
-    errors.SERVER_ERROR: 500,
-}
-
-TITLES = {
-    errors.ILLEGAL: "The rules forbid this move",
-    errors.NOT_YOUR_TURN: "It is not this seat's turn",
-    errors.GAME_OVER: "The game is over",
-    errors.STALE_VERSION: "The game has moved on",
-    errors.NOT_FOUND: "No such game",
-    errors.INVALID_COMMAND: "The command is malformed",
-    errors.INVALID_OPTIONS: "The game cannot be created with these options",
-    errors.SERVER_ERROR: "Internal Server Error",
-}
-
 
 class Problem(Exception):
     """An error answered as a problem body; raise it anywhere in a view."""
@@ -53,7 +30,7 @@ class Problem(Exception):
         self.status = status
         self.code = code
         self.detail = detail
-        self.title = title or TITLES.get(code) or code
+        self.title = title or title_of(code) or code
         self.rule = rule
         self.errors = errors_ or {}
         self.extra = extra or {}
@@ -62,14 +39,21 @@ class Problem(Exception):
     def from_game_error(cls, error: dict[str, Any] | errors.GameError) -> Problem:
         """The problem for an engine error (object or its ``to_dict``)."""
         doc = error.to_dict() if isinstance(error, errors.GameError) else error
-        code = doc.get("code", errors.SERVER_ERROR)
+        code = doc.get("code", ErrorCode.SERVER_ERROR)
         return cls(
-            STATUS_BY_CODE.get(code, 500),
+            status_of(code),
             code,
             doc.get("detail", ""),
             rule=doc.get("rule"),
             errors_=doc.get("errors"),
         )
+
+    @classmethod
+    def from_app_error(cls, error: AppError) -> Problem:
+        """The problem for an error of the application (its code, status and field errors)."""
+        same = status_of(error.code) == error.status
+        return cls(error.status, error.code, error.detail, errors_=error.errors,
+                   title=None if same else _PHRASES.get(error.status))
 
     def body(self) -> dict[str, Any]:
         """The JSON body."""
@@ -91,6 +75,9 @@ class Problem(Exception):
         return Response(
             json.dumps(self.body()), status=self.status, mimetype=PROBLEM_TYPE, headers=headers
         )
+
+
+_PHRASES = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
 
 
 def from_http_exception(error: HTTPException) -> Problem:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from typing import Any
 
 from flask import Response, current_app, request
@@ -15,10 +14,12 @@ from webargs.flaskparser import FlaskParser
 
 from services.gateway import auth, schemas
 from services.gateway.problems import Problem
-from shared import games, keys
+from shared import games
+from shared.app import handlers, queries
+from shared.app.context import App
+from shared.app.errors import AppError
+from shared.app.messages import CommandMessage, new_command_id
 from shared.games.errors import GameError
-from shared.projections import AUDITOR, visible_events
-from shared.service import CommandMessage, GameService, new_command_id
 
 
 class JsonBodyParser(FlaskParser):
@@ -46,9 +47,18 @@ blp = GamesBlueprint("games", __name__, description="Games, commands, views and 
 SECURITY = [{"bearer": []}]
 
 
-def service() -> GameService:
-    """The app's GameService."""
-    return current_app.extensions["tabletop"]
+def application() -> App:
+    """The application this gateway serves."""
+    app: App = current_app.extensions["tabletop"]
+    return app
+
+
+def _read(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a query, answering its refusals as problem bodies."""
+    try:
+        return fn(*args, **kwargs)
+    except AppError as exc:
+        raise Problem.from_app_error(exc) from exc
 
 
 def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -63,7 +73,7 @@ class Health(MethodView):
     @blp.response(200, schemas.HealthSchema)
     def get(self) -> Any:
         """200 when Redis answers a PING."""
-        service().r.ping()
+        queries.healthy(application())
         return {"status": "ok", "redis": "ok"}
 
 
@@ -87,7 +97,8 @@ class Games(MethodView):
             raise Problem(422, "options/invalid", f"unknown game {body['game']!r}",
                           errors_={"game": [f"one of {', '.join(games.names())}"]})
         try:
-            created = service().create(body["game"], body["seats"], options, body.get("seed"))
+            created = handlers.create_game(application(), body["game"], body["seats"], options,
+                                           body.get("seed"))
         except KeyError as exc:
             raise Problem(422, "options/invalid", f"game {body['game']!r} is not available",
                           errors_={"game": ["not available"]}) from exc
@@ -102,7 +113,7 @@ class Games(MethodView):
             if created.tokens[i]:
                 entry["token"] = created.tokens[i]
             seats.append(entry)
-        raw = service().r.get(keys.public(created.game_id))
+        raw = application().ports.read_models.read(created.game_id, None)
         return {
             "id": created.game_id,
             "game": record.game,
@@ -122,19 +133,15 @@ class Game(MethodView):
     @blp.doc(security=SECURITY)
     def get(self, query: dict[str, Any], game_id: str) -> Any:
         """The public view; with a seat token that seat's view; auditors may add `?seat=N`."""
-        caller = auth.caller_for(service(), game_id)
+        app = application()
+        caller = auth.caller_for(app, game_id)
         seat = caller.seat
         if caller.role == auth.AUDITOR and "seat" in query:
             seat = query["seat"]
         elif "seat" in query and query["seat"] != caller.seat:
             raise Problem(403, "auth/forbidden", "only auditors may read another seat's view",
                           title="Forbidden")
-        key = keys.public(game_id) if seat is None else keys.view(game_id, seat)
-        raw = service().r.get(key)
-        if raw is None:
-            detail = f"no game {game_id}" if seat is None else f"no seat {seat} in game {game_id}"
-            raise Problem(404, "game/not_found", detail)
-        return _json_response(raw)
+        return _json_response(_read(queries.view_json, app, game_id, seat))
 
 
 @blp.route("/v1/games/<game_id>/commands")
@@ -155,13 +162,13 @@ class Commands(MethodView):
         "description": "`wait=N`: wait up to N seconds for the outcome"}])
     def post(self, body: dict[str, Any], game_id: str) -> Any:
         """Send a command for the caller's seat; 202 with its id, or its outcome when waiting."""
-        svc = service()
-        caller = auth.caller_for(svc, game_id)
+        app = application()
+        caller = auth.caller_for(app, game_id)
         if caller.role != auth.SEAT or caller.seat is None:
             status = 401 if caller.role == auth.SPECTATOR else 403
             raise Problem(status, "auth/seat_required", "send a seat token to play",
                           title="Unauthorized" if status == 401 else "Forbidden")
-        game_type = _game_type(svc, game_id)
+        game_type = _read(queries.game_type, app, game_id)
         engine = games.get(game_type)
         command = {k: v for k, v in body.items() if k not in ("id", "expected_version")}
         try:
@@ -176,18 +183,18 @@ class Commands(MethodView):
             body=command,
             expected_version=body.get("expected_version"),
         )
-        svc.submit(message, game_type)
+        handlers.submit_command(app, message, game_type)
         location = f"/v1/games/{game_id}/commands/{cid}"
-        wait = _prefer_wait(svc)
+        wait = _prefer_wait()
         if wait is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, {
                 "Location": location}
-        popped = svc.r.blpop([keys.reply(game_id, cid)], timeout=wait)
+        reply = queries.wait_reply(app, game_id, cid, wait)
         headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
-        if popped is None:
+        if reply is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
-        head, _, seat_view = popped[1].partition(b"\n")
-        return _outcome_response(svc, game_id, caller.seat, json.loads(head), headers,
+        head, _, seat_view = reply.partition(b"\n")
+        return _outcome_response(app, game_id, caller.seat, json.loads(head), headers,
                                  seat_view or None)
 
 
@@ -202,8 +209,8 @@ class CommandStatus(MethodView):
     def get(self, game_id: str, command_id: str) -> Any:
         """`pending`, `accepted` (with the version) or `rejected` (with the error as a problem
         body). A seat may ask by the `id` it sent; another seat's command is a 404."""
-        svc = service()
-        caller = auth.caller_for(svc, game_id)
+        app = application()
+        caller = auth.caller_for(app, game_id)
         if caller.role not in (auth.SEAT, auth.AUDITOR):
             raise Problem(401, "auth/seat_required", "send a seat token", title="Unauthorized")
         # A seat's own command first, by the id it sent; never another seat's (its rejection
@@ -211,14 +218,7 @@ class CommandStatus(MethodView):
         candidates = [command_id]
         if caller.role == auth.SEAT:
             candidates.insert(0, _client_command_id(caller.seat, command_id))
-        doc = None
-        for cid in candidates:
-            raw = svc.r.get(keys.result(game_id, cid))
-            if raw is not None:
-                found = json.loads(raw)
-                if caller.role == auth.AUDITOR or found.get("seat") == caller.seat:
-                    doc = found
-                    break
+        doc = queries.command_status(app, game_id, candidates, caller)
         if doc is None:
             raise Problem(404, "command/not_found",
                           f"no command {command_id} of yours in game {game_id}",
@@ -238,21 +238,14 @@ class Events(MethodView):
     def get(self, query: dict[str, Any], game_id: str) -> Any:
         """Events after version `after`: everything for auditors; hidden facts redacted for
         seats and spectators (wholly secret events are left out)."""
-        svc = service()
-        caller = auth.caller_for(svc, game_id)
-        engine = games.get(_game_type(svc, game_id))
-        version, _ = svc.store.head(game_id)
-        envs = svc.store.read(game_id, after=query["after"], limit=query["limit"])
-        reader: int | str | None = AUDITOR if caller.role == auth.AUDITOR else caller.seat
-        return {
-            "game": game_id,
-            "version": version,
-            "events": visible_events(engine, envs, reader),
-        }
+        app = application()
+        caller = auth.caller_for(app, game_id)
+        return _read(queries.events, app, game_id, caller, after=query["after"],
+                     limit=query["limit"])
 
 
 def _outcome_response(
-    svc: GameService,
+    app: App,
     game_id: str,
     seat: int,
     outcome: dict[str, Any],
@@ -260,7 +253,7 @@ def _outcome_response(
     seat_view: bytes | None,
 ) -> Response:
     if outcome["status"] == "accepted":
-        raw = seat_view or svc.r.get(keys.view(game_id, seat)) or b"{}"
+        raw = seat_view or app.ports.read_models.read(game_id, seat) or b"{}"
         command = {k: outcome[k] for k in ("command_id", "status", "events") if k in outcome}
         # Splice the command into the view's JSON object rather than parse and re-encode it.
         raw = raw.rstrip()
@@ -285,7 +278,7 @@ def _client_command_id(seat: int | None, client_id: str) -> str:
     return f"s{seat}-{client_id}"
 
 
-def _prefer_wait(svc: GameService) -> float | None:
+def _prefer_wait() -> float | None:
     header = request.headers.get("Prefer")
     if not header:
         return None
@@ -298,12 +291,3 @@ def _prefer_wait(svc: GameService) -> float | None:
 
 def _fmt(wait: float) -> str:
     return str(int(wait)) if wait == int(wait) else str(wait)
-
-
-@lru_cache(maxsize=100_000)
-def _game_type(svc: GameService, game_id: str) -> str:
-    # A game's type never changes, so a process may keep it (a miss is not cached).
-    raw = svc.r.hget(keys.meta(game_id), "game")
-    if raw is None:
-        raise Problem(404, "game/not_found", f"no game {game_id}")
-    return raw.decode()

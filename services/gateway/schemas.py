@@ -5,7 +5,8 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import validate
 
-from shared.service import JSON_SAFE_INT
+from shared.app import bots
+from shared.app.handlers import JSON_SAFE_INT
 
 
 class StrictSchema(ma.Schema):
@@ -19,7 +20,7 @@ class SeatSchema(StrictSchema):
     """A human seat (``name``) or a bot seat (``bot``: a policy name, e.g. ``random``)."""
 
     name = ma.fields.String(validate=validate.Length(min=1, max=64))
-    bot = ma.fields.String(validate=validate.OneOf(["random"]))
+    bot = ma.fields.String(validate=validate.OneOf(bots.names()))
 
     @ma.validates_schema
     def _one_of(self, data: dict, **_: object) -> None:
@@ -139,6 +140,10 @@ class EventSchema(ma.Schema):
     prev_hash = ma.fields.String()
     hash = ma.fields.String()
     redacted = ma.fields.Boolean()
+    command = ma.fields.Dict(metadata={
+        "description": "on the first event a command caused: that command as the engine "
+                       "parsed it (hashed into the chain); readers other than its seat and "
+                       "auditors get it without its secret fields, with `redacted: true`"})
 
 
 class EventsSchema(ma.Schema):

@@ -27,7 +27,9 @@ Representation, chosen for speed (random play-outs for search bots) without givi
   ``{"suit": "keys", "rank": 7}``. A hand, or any set of cards, is an int bitmask (bit ``card``).
 * ``State`` is a plain tuple (laid out as ``StateFields``, which names the fields): CPython's
   cheapest immutable record. ``evolve`` builds a new one per event and never mutates. The
-  round's tricks and Treasure are packed in one small int (``tally``).
+  engine reads one field as ``state[_TALLY]`` (an index constant per field, as cheap as a
+  literal index) or unpacks them all into named locals. The round's tricks and Treasure are
+  packed in one small int (``tally``).
 * Every command and every per-(seat, card) event is created once at import and shared (they are
   frozen); trick results are a precomputed table, so the trick's last card resolves it at once.
 * Commands and events keep cards as ints in memory; ``command_to_json``/``event_to_json`` write
@@ -129,6 +131,13 @@ class StateFields(NamedTuple):
 # another subclass, because CPython builds and unpacks exact tuples several times faster, and
 # evolve builds one per event: that alone is about a tenth of a random play-out's time.
 State: TypeAlias = tuple
+
+# Each field's index in a State, so that the engine's single-field reads name the field: an
+# index constant costs about what a literal does, while a NamedTuple attribute or an accessor
+# function would cost several times more on the play-out's hot path. StateFields' order; the
+# unpacking fails at import if a field is added without its constant.
+(_PHASE, _TURN, _HAND0, _HAND1, _LEADER, _LEAD, _SECOND, _PLAYED, _DECREE, _DECK, _TALLY, _KNOWN,
+ _RETURNED, _VOIDS, _LAST, _GAME) = range(len(StateFields._fields))  # fmt: skip
 
 
 def state_fields(state: State) -> StateFields:
@@ -461,18 +470,18 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
 
     ``rng`` is used only when the command ends a round that the game outlives (the next deal).
     """
-    if seat != state[1]:
+    if seat != state[_TURN]:
         raise _not_to_act(state, seat)
-    if state[0]:  # a Fox or Woodcutter waits for its owner
+    if state[_PHASE]:  # a Fox or Woodcutter waits for its owner
         return _decide_effect(state, seat, command, rng)
     # Playing a card is the hot path of search bots' play-outs: literals, tables, no calls.
     if type(command) is not Play:
         raise _wrong_command(PHASE_PLAY, command)
     card = command.card  # an int 0..32: Play checks it when built
-    hand = state[3] if seat else state[2]
+    hand = state[_HAND1] if seat else state[_HAND0]
     if not hand >> card & 1:
         raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
-    lead = state[5]
+    lead = state[_LEAD]
     if lead >= 0:
         held = hand & _SUIT_MASK_OF[lead]
         if held:
@@ -485,41 +494,42 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
                 )
     rank0 = card % 11  # rank - 1
     if rank0 == 4:  # Woodcutter: the draw is the deck's top card; the return comes next
-        return [_CARD_PLAYED[seat][card], _CARD_DRAWN[seat][state[9][0]]]
+        return [_CARD_PLAYED[seat][card], _CARD_DRAWN[seat][state[_DECK][0]]]
     if lead < 0 or rank0 == 2:  # a lead, or a Fox whose owner decides before the trick ends
         return [_CARD_PLAYED[seat][card]]
-    won = _TRICK_RESULT[state[4] * 33 + state[8]][lead * 33 + card][0]
-    if state[10] & 15 != 12:
+    won = _TRICK_RESULT[state[_LEADER] * 33 + state[_DECREE]][lead * 33 + card][0]
+    if state[_TALLY] & 15 != 12:  # the low 4 bits count the tricks taken: not the 13th yet
         return [_CARD_PLAYED[seat][card], won]
     return _end_round(state, [_CARD_PLAYED[seat][card], won], won, rng)
 
 
 def _decide_effect(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
     """The owner's answer to a Fox (exchange or keep) or a Woodcutter (return a card)."""
-    phase = state[0]
+    phase = state[_PHASE]
     kind = type(command)
-    decree = state[8]
+    decree = state[_DECREE]
     if phase == PHASE_FOX and kind is KeepDecree:
         events: list[Any] = [_DECREE_KEPT[seat]]
     elif phase == PHASE_FOX and kind is ExchangeDecree:
         new = command.card
-        if not (state[3] if seat else state[2]) >> new & 1:
+        if not (state[_HAND1] if seat else state[_HAND0]) >> new & 1:
             raise illegal("card_not_in_hand", f"{_card_name(new)} is not in your hand")
         events = [_DECREE_EXCHANGED[seat][new * 33 + decree]]
         decree = new  # already trump for this trick
     elif phase == PHASE_WOODCUTTER and kind is ReturnCard:
         card = command.card
-        if not (state[3] if seat else state[2]) >> card & 1:
+        if not (state[_HAND1] if seat else state[_HAND0]) >> card & 1:
             raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
         events = [_CARD_RETURNED[seat][card]]
     else:
         raise _wrong_command(phase, command)
-    if state[6] < 0:  # the effect came with the lead: the follower plays next
+    second = state[_SECOND]
+    if second < 0:  # the effect came with the lead: the follower plays next
         return events
     # The effect came with the trick's second card: the trick is decided now.
-    won = _TRICK_RESULT[state[4] * 33 + decree][state[5] * 33 + state[6]][0]
+    won = _TRICK_RESULT[state[_LEADER] * 33 + decree][state[_LEAD] * 33 + second][0]
     events.append(won)
-    if state[10] & 15 == TRICKS_PER_ROUND - 1:
+    if state[_TALLY] & 15 == TRICKS_PER_ROUND - 1:
         return _end_round(state, events, won, rng)
     return events
 
@@ -583,7 +593,7 @@ def _on_game_started(state: State | None, e: GameStarted) -> State:
 
 
 def _on_round_dealt(s: State, e: RoundDealt) -> State:
-    target, first_dealer, _, _, scores, history = s[15]
+    target, first_dealer, _, _, scores, history = s[_GAME]
     game = _new_game(Game, (target, first_dealer, e.dealer, e.round, scores, history))
     first = 1 - e.dealer  # the non-dealer leads the first trick
     return (PHASE_PLAY, first, _mask(e.hands[0]), _mask(e.hands[1]), first, -1, -1, 0, e.decree,
@@ -669,7 +679,7 @@ def _on_round_scored(s: State, e: RoundScored) -> State:
 
 
 def _on_game_ended(s: State, e: GameEnded) -> State:
-    return (PHASE_OVER, NOBODY, *s[2:])
+    return (PHASE_OVER, NOBODY, *s[_HAND0:])  # every field after phase and turn unchanged
 
 
 def _take_trick(h0: int, h1: int, leader: int, lead: int, second: int, played: int,
@@ -700,8 +710,8 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     Private to ``seat``: ``hand``, ``opponent_known_cards``, ``deck_known`` (the deck, top
     first: the cards this seat put under it, None for the others) and ``legal_commands``.
     """
-    (phase, turn, h0, h1, leader, lead, second, played, decree, deck, _, known, returned, voids,
-     last, game) = state  # fmt: skip
+    (phase, turn, h0, h1, leader, lead, second, played, decree, deck, tally, known, returned,
+     voids, last, game) = state  # fmt: skip
     trick = []
     if lead >= 0:
         trick.append({"seat": leader, "card": card_json(lead)})
@@ -709,12 +719,12 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         trick.append({"seat": 1 - leader, "card": card_json(second)})
     last_trick = None
     if last is not None:
+        last_leader, last_lead, last_second, last_winner = last
         cards = [
-            {"seat": last[0], "card": card_json(last[1])},
-            {"seat": 1 - last[0], "card": card_json(last[2])},
+            {"seat": last_leader, "card": card_json(last_lead)},
+            {"seat": 1 - last_leader, "card": card_json(last_second)},
         ]
-        last_trick = {"cards": cards, "winner": last[3]}
-    tally = state[10]
+        last_trick = {"cards": cards, "winner": last_winner}
     treasure = (tally >> 12 & 15, tally >> 16 & 15)
     own = seat == 0 or seat == 1
     out: dict[str, Any] = {
@@ -767,13 +777,13 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
 
 def legal_commands(state: State, seat: int) -> list[Any]:
     """Every command ``seat`` may send now; empty when it is not theirs to act."""
-    if seat != state[1]:
+    if seat != state[_TURN]:
         return []
-    hand = state[3] if seat else state[2]
-    phase = state[0]
+    hand = state[_HAND1] if seat else state[_HAND0]
+    phase = state[_PHASE]
     # Tables by suit: [suit][the suit's 11 bits of the hand] -> that suit's commands.
     if not phase:
-        lead = state[5]
+        lead = state[_LEAD]
         if lead >= 0:
             held = hand >> _FOLLOW_SHIFT[lead] & 0x7FF
             if held:
@@ -790,7 +800,7 @@ def legal_commands(state: State, seat: int) -> list[Any]:
 
 def to_act(state: State) -> tuple[int, ...]:
     """The seat that must send a command now (empty between rounds and after the game)."""
-    return _TO_ACT[state[1]]
+    return _TO_ACT[state[_TURN]]
 
 
 # --- outcome ---------------------------------------------------------------------------------
@@ -801,11 +811,14 @@ def outcome(state: State) -> dict[str, Any] | None:
 
     Most points wins; a tie goes to more points in the last round; still tied, both win.
     """
-    if state[0] != PHASE_OVER:
+    if state[_PHASE] != PHASE_OVER:
         return None
-    game = state[15]
+    game = state[_GAME]
     scores = list(game.scores)
-    last = list(game.history[-1][3]) if game.history else [0, 0]
+    last = [0, 0]
+    if game.history:
+        _, _, _, last_total = game.history[-1]
+        last = list(last_total)
     ranks = base.ranks_from_scores(scores, last)
     winners = [s for s in (0, 1) if ranks[s] == 1]
     return {"scores": scores, "winners": winners, "ranks": ranks, "draw": len(winners) == 2}
@@ -967,12 +980,12 @@ def event_from_json(doc: Mapping[str, Any]) -> Any:
 def _end_round(state: State, events: list[Any], won: TrickWon, rng: Rng) -> list[Any]:
     """``events`` (ending with the 13th trick's ``won``) plus ``round_scored`` and the next
     deal, or ``game_ended``."""
-    tally = state[10] + _tally_delta(won.winner, won.points)
+    tally = state[_TALLY] + _tally_delta(won.winner, won.points)
     tricks = (tally >> 4 & 15, tally >> 8 & 15)
     treasure = (tally >> 12 & 15, tally >> 16 & 15)
     points = (SCORE_BY_TRICKS[tricks[0]], SCORE_BY_TRICKS[tricks[1]])
     total = (points[0] + treasure[0], points[1] + treasure[1])
-    game = state[15]
+    game = state[_GAME]
     scores = (game.scores[0] + total[0], game.scores[1] + total[1])
     events.append(
         RoundScored(
@@ -1083,7 +1096,7 @@ def _check_card_int(card: Any) -> None:
 
 
 def _not_to_act(state: State, seat: int) -> GameError:
-    if state[0] == PHASE_OVER:
+    if state[_PHASE] == PHASE_OVER:
         return GameError(errors.GAME_OVER, "the game is over")
     return GameError(errors.NOT_YOUR_TURN, f"it is not seat {seat!r}'s turn")
 

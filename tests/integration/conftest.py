@@ -15,10 +15,10 @@ from flask.testing import FlaskClient
 from services.cli import available_games
 from services.gateway.app import create_app
 from services.worker.consumer import StreamConsumer
-from shared.bot_turns import InlineDispatcher
+from shared.app.context import App
+from shared.app.dispatch import InlineDispatcher
+from shared.bootstrap import bootstrap
 from shared.config import Settings
-from shared.service import GameService
-from shared.store.redis_streams import RedisEventStore
 
 ORGANIZER = "organizer-key-1"
 AUDITOR = "auditor-key-1"
@@ -31,7 +31,7 @@ class Stack:
     app: Flask
     http: FlaskClient
     redis: redis.Redis
-    worker_service: GameService
+    worker_app: App
     consumers: list[StreamConsumer]
 
 
@@ -50,14 +50,11 @@ def stack(redis_url: str, redis_client: redis.Redis) -> Iterator[Stack]:
         max_wait=10,
     )
     worker_client = redis.Redis.from_url(redis_url)
-    worker_dispatch = InlineDispatcher()
-    worker_service = GameService(RedisEventStore(worker_client), worker_client,
-                                 dispatcher=worker_dispatch)
-    worker_dispatch.bind(worker_service)
-    gateway_dispatch = InlineDispatcher()
-    app = create_app(settings, client=redis.Redis.from_url(redis_url), dispatcher=gateway_dispatch)
-    gateway_dispatch.bind(app.extensions["tabletop"])
-    consumers = [StreamConsumer(worker_client, worker_service, g, name=f"test-{g}")
+    worker_app = bootstrap(settings, client=worker_client,
+                           dispatcher=lambda a: InlineDispatcher().bind(a))
+    app = create_app(settings, client=redis.Redis.from_url(redis_url),
+                     dispatcher=lambda a: InlineDispatcher().bind(a))
+    consumers = [StreamConsumer(worker_client, worker_app, g, name=f"test-{g}")
                  for g in available_games()]
     for c in consumers:
         c.ensure_groups()
@@ -66,7 +63,7 @@ def stack(redis_url: str, redis_client: redis.Redis) -> Iterator[Stack]:
         t.start()
     try:
         yield Stack(app=app, http=app.test_client(), redis=redis_client,
-                    worker_service=worker_service, consumers=consumers)
+                    worker_app=worker_app, consumers=consumers)
     finally:
         for c in consumers:
             c.stop_event.set()

@@ -37,7 +37,9 @@ def test_a_finished_game_passes_every_check(stack: Stack, game: str) -> None:
 def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
     gid, events = _finished(stack, "fox")
     forged = copy.deepcopy(events)
-    forged[3]["data"]["card"] = {"suit": "moons", "rank": 11}
+    card = forged[3]["data"]["card"]
+    # Another card than the one played (a fixed forgery matched the played card 1 time in 33).
+    forged[3]["data"]["card"] = {**card, "rank": card["rank"] % 11 + 1}
     assert audit(gid, forged).failures == ["hash chain"]
     # Re-hashing a forged log cannot keep the seed: sha256 of another seed will not match.
     from shared.events import GENESIS_HASH, chain_hash
@@ -48,7 +50,8 @@ def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
     for e in lying:
         e["prev_hash"] = prev
         e["hash"] = prev = chain_hash(prev, version=e["version"], type=e["type"], data=e["data"],
-                                      command_id=e["command_id"], seat=e["seat"], at=e["at"])
+                                      command_id=e["command_id"], seat=e["seat"], at=e["at"],
+                                          command=e.get("command"))
     report = audit(gid, lying)
     assert "seed commitment" in report.failures and "opening draw" in report.failures
 

@@ -11,21 +11,26 @@ import redis
 
 from services.worker.consumer import StreamConsumer
 from shared import keys
-from shared.bot_turns import InlineDispatcher, play_bot_move
-from shared.service import GameService
-from shared.store.redis_streams import RedisEventStore
+from shared.app import handlers
+from shared.app.context import App
+from shared.app.dispatch import InlineDispatcher
+from shared.app.handlers import play_bot_move
+from shared.bootstrap import bootstrap
+from shared.config import Settings
+
+
+def _app(client: redis.Redis, dispatcher: object = None) -> App:
+    return bootstrap(Settings(), client=client, dispatcher=dispatcher)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("game", "seats"), [("skye", 4), ("skull", 5), ("fox", 2)])
 def test_a_bots_only_game_ends_with_each_bot_command_sent_once(
     redis_client: redis.Redis, game: str, seats: int
 ) -> None:
-    dispatcher = InlineDispatcher()
-    service = GameService(RedisEventStore(redis_client), redis_client, dispatcher=dispatcher)
-    dispatcher.bind(service)
+    service = _app(redis_client, lambda a: InlineDispatcher().bind(a))
     worker = StreamConsumer(redis_client, service, game, name="w")
     worker.ensure_groups()
-    gid = service.create(game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
+    gid = handlers.create_game(service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
                          else {}).game_id
     deadline = time.monotonic() + 60
     while json.loads(redis_client.get(keys.public(gid)))["outcome"] is None:
@@ -42,8 +47,8 @@ def test_a_bots_only_game_ends_with_each_bot_command_sent_once(
 
 
 def test_a_repeated_bot_task_does_not_send_again(redis_client: redis.Redis) -> None:
-    service = GameService(RedisEventStore(redis_client), redis_client)
-    gid = service.create("skye", [{"bot": "random"}, {"bot": "random"}]).game_id
+    service = _app(redis_client)
+    gid = handlers.create_game(service, "skye", [{"bot": "random"}, {"bot": "random"}]).game_id
     public = json.loads(redis_client.get(keys.public(gid)))
     seat, version = public["to_act"][0], public["version"]
     first = play_bot_move(service, gid, seat, version)
@@ -55,7 +60,7 @@ def test_a_repeated_bot_task_does_not_send_again(redis_client: redis.Redis) -> N
 class LateDispatcher:
     """Bot tasks that run late and out of order, as Celery's may."""
 
-    def __init__(self, service: GameService, seed: int) -> None:
+    def __init__(self, service: App, seed: int) -> None:
         import random
 
         self.service = service
@@ -81,12 +86,12 @@ class LateDispatcher:
 def test_late_out_of_order_bot_tasks_never_stall_a_game(
     redis_client: redis.Redis, game: str, seats: int, seed: int
 ) -> None:
-    service = GameService(RedisEventStore(redis_client), redis_client)
+    service = _app(redis_client)
     late = LateDispatcher(service, seed)
-    service.dispatcher = late
+    service.ports.dispatcher = late
     worker = StreamConsumer(redis_client, service, game, name="w")
     worker.ensure_groups()
-    gid = service.create(game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
+    gid = handlers.create_game(service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
                          else {}).game_id
     deadline = time.monotonic() + 90
     while json.loads(redis_client.get(keys.public(gid)))["outcome"] is None:

@@ -286,6 +286,9 @@ def test_malformed_skull_command_is_422_command_invalid(stack: Stack) -> None:
     body = problem(send(stack, gid, tokens[0], {"type": "bid", "count": "3"}), 422,
                    "command/invalid")
     assert "count" in body["errors"]
+    # an unknown type is command/invalid, as in every game
+    body = problem(send(stack, gid, tokens[0], {"type": "fly"}), 422, "command/invalid")
+    assert "type" in body["errors"] and "rule" not in body
     assert view(stack, gid) == before
 
 
@@ -359,7 +362,9 @@ def test_redacted_event_hashes_do_not_give_away_the_face(stack: Stack) -> None:
                 for prev in {e.get("prev_hash"), after.get("prev_hash"), e.get("hash")} - {None}:
                     guess = chain_hash(prev, version=e["version"], type=e["type"],
                                        data={**e["data"], "disc": face},
-                                       command_id=e["command_id"], seat=e["seat"], at=e["at"])
+                                       command_id=e["command_id"], seat=e["seat"], at=e["at"],
+                                       command={"type": "place", "disc": face}
+                                       if "command" in e else None)
                     if guess in (e.get("hash"), after.get("prev_hash")):
                         recovered[e["version"]] = face
     assert recovered == {}, f"seat 1 recovered other seats' faces: {recovered}"

@@ -212,8 +212,12 @@ def guess_prices(evs: list[dict], drawn: list[str], gold: int) -> list[dict]:
             for p2 in range(1, gold - p1 + 1):
                 data = {"seat": e["seat"], "discard": axe,
                         "prices": dict(zip(rest, (p1, p2), strict=True))}
+                # The recorded command holds the same secret: guessed alongside.
+                command = {"type": "set_prices", "discard": axe, "prices": data["prices"]} \
+                    if "command" in e else None
                 guess = chain_hash(prev, version=e["version"], type=e["type"], data=data,
-                                   command_id=e["command_id"], seat=e["seat"], at=e["at"])
+                                   command_id=e["command_id"], seat=e["seat"], at=e["at"],
+                                   command=command)
                 if guess in targets:
                     found.append(data)
     return found
@@ -271,7 +275,9 @@ def test_illegal_and_malformed_commands_change_nothing(stack: Stack) -> None:
         {"type": "place", "tile": "nope", "x": 1, "y": 0, "rotation": 0},
         {"type": "set_prices", "discard": drawn[0], "prices": {drawn[1]: "two"}},
         {"type": "buy"},
+        {"type": "buy", "tile": "\u00b2"},  # "²" is a digit int() does not read: not a 500
         {"type": "axe"},
+        {"type": "fly"},  # an unknown type is command/invalid, as in every game
     ):
         body = refused(stack, gid, tokens[0], bad, "command/invalid")
         assert body["errors"], body

@@ -9,17 +9,19 @@ import pytest
 import redis
 
 from shared import keys
-from shared.policies import random_policy
-from shared.service import CommandMessage, GameService, NullDispatcher
-from shared.store.redis_streams import RedisEventStore
+from shared.app import handlers
+from shared.app.bots import random_bot
+from shared.app.messages import CommandMessage
+from shared.bootstrap import bootstrap
+from shared.config import Settings
 
 SEATS = {"fox": 2, "skull": 4, "skye": 3}
 
 
 @pytest.mark.parametrize("game", ["fox", "skull", "skye"])
 def test_rebuild_from_events_gives_the_same_bytes(redis_client: redis.Redis, game: str) -> None:
-    live = GameService(RedisEventStore(redis_client), redis_client, dispatcher=NullDispatcher())
-    gid = live.create(game, [{"name": f"p{i}"} for i in range(SEATS[game])]).game_id
+    live = bootstrap(Settings(), client=redis_client)
+    gid = handlers.create_game(live, game, [{"name": f"p{i}"} for i in range(SEATS[game])]).game_id
     rng = random.Random(3)
     for n in range(60):
         public = json.loads(redis_client.get(keys.public(gid)))
@@ -27,15 +29,14 @@ def test_rebuild_from_events_gives_the_same_bytes(redis_client: redis.Redis, gam
             break
         seat = public["to_act"][0]
         view = json.loads(redis_client.get(keys.view(gid, seat)))
-        command = random_policy(view, rng)
+        command = random_bot(view, rng)
         assert command is not None
-        outcome = live.handle(CommandMessage(command_id=f"c{n}", game_id=gid, seat=seat,
-                                             body=command))
+        outcome = handlers.decide_command(live, CommandMessage(command_id=f"c{n}", game_id=gid,
+                                                               seat=seat, body=command))
         assert outcome["status"] == "accepted", outcome
     names = [keys.view(gid, s) for s in range(SEATS[game])] + [keys.public(gid)]
     before = [redis_client.get(k) for k in names]
     for k in names:
         redis_client.delete(k)
-    fresh = GameService(RedisEventStore(redis_client), redis_client, dispatcher=NullDispatcher())
-    fresh.rebuild(gid)
+    handlers.rebuild_projections(bootstrap(Settings(), client=redis_client), gid)
     assert [redis_client.get(k) for k in names] == before

@@ -1,51 +1,50 @@
-"""A bot's input is only its own seat's view."""
+"""A bot's input is only its own seat's view (handlers on the in-memory adapters alone)."""
 
 from __future__ import annotations
 
 import json
 
-import fakeredis
-
-from shared import keys
-from shared.bot_turns import play_bot_move
-from shared.service import GameService
-from shared.store.memory import MemoryEventStore
+from shared.adapters.memory import MemoryReadModels
+from shared.app import handlers
+from shared.bootstrap import bootstrap
+from shared.config import Settings
 
 
-class SpyRedis(fakeredis.FakeRedis):
-    """Records every key read with GET."""
+class SpyReadModels(MemoryReadModels):
+    """Records every projection read."""
 
-    def __init__(self, *a, **kw) -> None:
-        super().__init__(*a, **kw)
-        self.read: list[str] = []
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[tuple[str, int | None]] = []
 
-    def get(self, name):  # type: ignore[override]
-        self.read.append(name if isinstance(name, str) else name.decode())
-        return super().get(name)
+    def read(self, game_id: str, seat: int | None) -> bytes | None:
+        self.reads.append((game_id, seat))
+        return super().read(game_id, seat)
 
 
-def test_bot_reads_only_its_own_view_and_submits_through_the_stream() -> None:
-    r = SpyRedis()
-    svc = GameService(MemoryEventStore(), r)
+def test_bot_reads_only_its_own_view_and_submits_through_the_bus() -> None:
+    app = bootstrap(Settings(), backend="memory")
+    spy = app.ports.read_models = SpyReadModels()
     for seed in range(20):  # a seed whose first trick the bot (seat 1) leads
-        gid = svc.create("fox", [{"name": "a"}, {"bot": "random"}], seed=f"s{seed}").game_id
-        public = json.loads(r.get(keys.public(gid)))
+        gid = handlers.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}],
+                                   seed=f"s{seed}").game_id
+        public = json.loads(spy.read(gid, None) or b"{}")
         if public["to_act"] == [1]:
             break
     assert public["to_act"] == [1]
-    r.read.clear()
+    spy.reads.clear()
     version = public["version"]
-    cid = play_bot_move(svc, gid, 1, version)
-    assert r.read == [keys.view(gid, 1)]
-    entries = r.xrange(keys.command_stream("fox", 0))
-    assert len(entries) == 1 and entries[0][1][b"id"].decode() == cid
-    # The same task again submits the same command id (the store applies it once).
-    assert play_bot_move(svc, gid, 1, version) == cid
+    cid = handlers.play_bot_move(app, gid, 1, version)
+    assert spy.reads == [(gid, 1)]
+    queued = app.ports.bus.take("fox")  # type: ignore[attr-defined]
+    assert [m["id"] for m in queued] == [cid]
+    # The same task again names the same command id and does not send it twice.
+    assert handlers.play_bot_move(app, gid, 1, version) == cid
+    assert app.ports.bus.take("fox") == []  # type: ignore[attr-defined]
 
 
 def test_bot_task_for_an_old_version_does_nothing() -> None:
-    r = fakeredis.FakeRedis()
-    svc = GameService(MemoryEventStore(), r)
-    gid = svc.create("fox", [{"bot": "random"}, {"bot": "random"}]).game_id
-    assert play_bot_move(svc, gid, 0, 0) == "stale"
-    assert r.xlen(keys.command_stream("fox", 0)) == 0
+    app = bootstrap(Settings(), backend="memory")
+    gid = handlers.create_game(app, "fox", [{"bot": "random"}, {"bot": "random"}]).game_id
+    assert handlers.play_bot_move(app, gid, 0, 0) == "stale"
+    assert app.ports.bus.take("fox") == []  # type: ignore[attr-defined]

@@ -21,6 +21,12 @@ def named(state: fox.State) -> fox.StateFields:
     return fox.state_fields(state)
 
 
+def hand_of(state: fox.State, seat: int) -> int:
+    """``seat``'s hand (a bitmask)."""
+    f = named(state)
+    return f.hand1 if seat else f.hand0
+
+
 def cards_in(doc: Any) -> int:
     """The bitmask of every ``{"suit", "rank"}`` card mentioned anywhere in JSON ``doc``."""
     if isinstance(doc, dict):
@@ -38,8 +44,7 @@ def hidden_from(state: fox.State, seat: int | None) -> int:
     deck = fox.mask_of(f.deck)
     if seat is None:
         return ((f.hand0 | f.hand1) & ~(f.known[0] | f.known[1])) | deck
-    other = f.hand1 if seat == 0 else f.hand0
-    return (other & ~f.known[1 - seat]) | (deck & ~f.returned[seat])
+    return (hand_of(state, 1 - seat) & ~f.known[1 - seat]) | (deck & ~f.returned[seat])
 
 
 def accounted(state: fox.State) -> bool:
@@ -50,16 +55,19 @@ def accounted(state: fox.State) -> bool:
     return reduce(lambda a, b: a | b, parts) == fox.ALL_CARDS and sum(sizes) == fox.CARD_COUNT
 
 
-def playout(
-    secret: str, chooser: random.Random, options: dict[str, Any], max_actions: int = 10_000
-) -> tuple[list[fox.State], list[list[Any]], list[tuple[int, Any]]]:
-    """The states (after setup, then after each action), the event batches (setup, then one
-    per action) and the (seat, command) of each action."""
+MAX_ACTIONS = 10_000  # a bound, so that a bug that never ends the game fails the test
+
+
+def random_game(tag: str, seed: int, **options: Any) -> tuple[list[fox.State], list[list[Any]]]:
+    """Given a game with ``options`` played out with uniformly random legal commands from
+    ``seed`` (``tag`` keeps each test's games apart): the states (after setup, then after each
+    action) and the event batches (setup, then one per action)."""
+    secret, chooser = f"{tag}{seed}", random.Random(seed)
     events = fox.setup(2, options, Rng(secret))
     state = reduce(fox.evolve, events, None)
-    states, batches, actions = [state], [events], []
+    states, batches = [state], [events]
     n = 0
-    while fox.to_act(state) and n < max_actions:
+    while fox.to_act(state) and n < MAX_ACTIONS:
         seat = fox.to_act(state)[0]
         command = chooser.choice(fox.legal_commands(state, seat))
         batch = fox.decide(state, seat, command, Rng(secret, f"v{n}"))
@@ -67,9 +75,22 @@ def playout(
             state = fox.evolve(state, e)
         states.append(state)
         batches.append(batch)
-        actions.append((seat, command))
         n += 1
-    return states, batches, actions
+    return states, batches
+
+
+def all_events(batches: list[list[Any]]) -> list[Any]:
+    """The events of every batch, in order."""
+    return [e for batch in batches for e in batch]
+
+
+def determinized(state: fox.State, seat: int, rng: Rng) -> fox.State:
+    """When ``seat`` determinizes its view of ``state``: the state, which shows ``seat`` the
+    same view."""
+    v = fox.view(state, seat)
+    d = fox.determinize(v, seat, rng)
+    assert fox.view(d, seat) == v
+    return d
 
 
 seeds = st.integers(min_value=0, max_value=2**32)
@@ -79,7 +100,7 @@ targets = st.sampled_from([1, 10, 21, 35])
 @SETTINGS
 @given(seed=seeds, target=targets)
 def test_random_games_finish_and_keep_every_card(seed: int, target: int) -> None:
-    states, batches, _ = playout(f"g{seed}", random.Random(seed), {"target": target})
+    states, batches = random_game("g", seed, target=target)
     final = states[-1]
     assert fox.outcome(final) is not None and fox.to_act(final) == ()
     assert batches[-1][-1].TYPE == "game_ended"
@@ -97,31 +118,30 @@ def test_random_games_finish_and_keep_every_card(seed: int, target: int) -> None
 @SETTINGS
 @given(seed=seeds, target=targets)
 def test_scores_follow_the_table(seed: int, target: int) -> None:
-    states, batches, _ = playout(f"s{seed}", random.Random(seed), {"target": target})
+    states, batches = random_game("s", seed, target=target)
     scores = [0, 0]
     treasure = [0, 0]
     tricks = [0, 0]
     rounds = 0
-    for batch in batches:
-        for e in batch:
-            if e.TYPE == "trick_won":
-                tricks[e.winner] += 1
-                treasure[e.winner] += e.points
-            elif e.TYPE == "round_scored":
-                rounds += 1
-                assert e.round == rounds and sum(e.tricks) == 13
-                assert list(e.tricks) == tricks and list(e.treasure) == treasure
-                assert list(e.points) == [fox.SCORE_BY_TRICKS[t] for t in tricks]
-                assert list(e.total) == [p + t for p, t in zip(e.points, treasure, strict=True)]
-                scores = [s + t for s, t in zip(scores, e.total, strict=True)]
-                assert list(e.scores) == scores
-                tricks, treasure = [0, 0], [0, 0]
-            elif e.TYPE == "round_dealt":
-                assert e.dealer == (named(states[0]).game.first_dealer + e.round - 1) % 2
-            elif e.TYPE == "game_ended":
-                assert list(e.scores) == scores and max(scores) >= target
+    for e in all_events(batches):
+        if e.TYPE == "trick_won":
+            tricks[e.winner] += 1
+            treasure[e.winner] += e.points
+        elif e.TYPE == "round_scored":
+            rounds += 1
+            assert e.round == rounds and sum(e.tricks) == 13
+            assert list(e.tricks) == tricks and list(e.treasure) == treasure
+            assert list(e.points) == [fox.SCORE_BY_TRICKS[t] for t in tricks]
+            assert list(e.total) == [p + t for p, t in zip(e.points, treasure, strict=True)]
+            scores = [s + t for s, t in zip(scores, e.total, strict=True)]
+            assert list(e.scores) == scores
+            tricks, treasure = [0, 0], [0, 0]
+        elif e.TYPE == "round_dealt":
+            assert e.dealer == (named(states[0]).game.first_dealer + e.round - 1) % 2
+        elif e.TYPE == "game_ended":
+            assert list(e.scores) == scores and max(scores) >= target
     # The game ended after the first round that reached the target, not later.
-    round_ends = [e for b in batches for e in b if e.TYPE == "round_scored"]
+    round_ends = [e for e in all_events(batches) if e.TYPE == "round_scored"]
     assert all(max(r.scores) < target for r in round_ends[:-1])
     assert fox.view(states[-1], 0)["scores"] == scores
 
@@ -129,23 +149,22 @@ def test_scores_follow_the_table(seed: int, target: int) -> None:
 @SETTINGS
 @given(seed=seeds)
 def test_treasure_points_count_the_sevens_won(seed: int) -> None:
-    states, batches, _ = playout(f"t{seed}", random.Random(seed), {"target": 1})
+    _, batches = random_game("t", seed, target=1)
     table: list[int] = []
-    for batch in batches:
-        for e in batch:
-            if e.TYPE == "card_played":
-                table.append(e.card)
-            elif e.TYPE == "trick_won":
-                assert len(table) == 2
-                assert e.points == sum(1 for card in table if card % 11 + 1 == fox.TREASURE)
-                table = []
+    for e in all_events(batches):
+        if e.TYPE == "card_played":
+            table.append(e.card)
+        elif e.TYPE == "trick_won":
+            assert len(table) == 2
+            assert e.points == sum(1 for card in table if card % 11 + 1 == fox.TREASURE)
+            table = []
 
 
 @SETTINGS
 @given(seed=seeds, target=targets)
 def test_replay_and_json_replay_equal_the_live_state(seed: int, target: int) -> None:
-    states, batches, _ = playout(f"r{seed}", random.Random(seed), {"target": target})
-    events = [e for b in batches for e in b]
+    states, batches = random_game("r", seed, target=target)
+    events = all_events(batches)
     assert reduce(fox.evolve, events, None) == states[-1]
     docs = [fox.event_to_json(e) for e in events]
     assert [fox.event_from_json(d) for d in docs] == events
@@ -161,7 +180,7 @@ def test_replay_and_json_replay_equal_the_live_state(seed: int, target: int) -> 
 @SETTINGS
 @given(seed=seeds)
 def test_legal_commands_are_exactly_what_decide_accepts(seed: int) -> None:
-    states, _, _ = playout(f"l{seed}", random.Random(seed), {"target": 10})
+    states, _ = random_game("l", seed, target=10)
     for state in states[:-1]:
         seat = fox.to_act(state)[0]
         legal = set(fox.legal_commands(state, seat))
@@ -186,7 +205,7 @@ def test_legal_commands_are_exactly_what_decide_accepts(seed: int) -> None:
 @SETTINGS
 @given(seed=seeds)
 def test_views_and_redacted_events_never_leak(seed: int) -> None:
-    states, batches, _ = playout(f"v{seed}", random.Random(seed), {"target": 10})
+    states, batches = random_game("v", seed, target=10)
     state = None
     for batch in batches:
         for e in batch:
@@ -211,12 +230,12 @@ def test_views_and_redacted_events_never_leak(seed: int) -> None:
 @SETTINGS
 @given(seed=seeds, data=st.data())
 def test_view_is_blind_to_what_the_seat_cannot_see(seed: int, data: st.DataObject) -> None:
-    states, _, _ = playout(f"b{seed}", random.Random(seed), {"target": 10})
+    states, _ = random_game("b", seed, target=10)
     for state in data.draw(st.lists(st.sampled_from(states[:-1]), min_size=1, max_size=8)):
         for seat in (0, 1):
             other = 1 - seat
             f = named(state)
-            opp_hand = f.hand1 if seat == 0 else f.hand0
+            opp_hand = hand_of(state, other)
             opp_free = fox.cards_of(opp_hand & ~f.known[other])
             deck_free = [i for i, x in enumerate(f.deck) if not f.returned[seat] >> x & 1]
             if not opp_free or not deck_free:
@@ -239,18 +258,14 @@ def test_view_is_blind_to_what_the_seat_cannot_see(seed: int, data: st.DataObjec
 @SETTINGS
 @given(seed=seeds, data=st.data())
 def test_determinize_is_consistent_with_the_view(seed: int, data: st.DataObject) -> None:
-    states, _, _ = playout(f"d{seed}", random.Random(seed), {"target": 10})
+    states, _ = random_game("d", seed, target=10)
     picks = data.draw(st.lists(st.sampled_from(states), min_size=1, max_size=8))
     for i, state in enumerate(picks):
         for seat in (0, 1):
-            v = fox.view(state, seat)
-            d = fox.determinize(v, seat, Rng(f"det{seed}", f"{i}"))
-            assert fox.view(d, seat) == v
+            d = determinized(state, seat, Rng(f"det{seed}", f"{i}"))
             if named(state).phase != fox.PHASE_OVER:
                 assert accounted(d)
-                assert (named(d).hand0 if seat == 0 else named(d).hand1) == (
-                    named(state).hand0 if seat == 0 else named(state).hand1
-                )
+                assert hand_of(d, seat) == hand_of(state, seat)
                 # Play goes on from a determinized state.
                 if fox.to_act(d):
                     who = fox.to_act(d)[0]
@@ -273,27 +288,26 @@ def contradicts_a_void(state: fox.State) -> bool:
 @SETTINGS
 @given(seed=seeds)
 def test_voids_record_each_suit_not_followed_until_a_draw(seed: int) -> None:
-    _, batches, _ = playout(f"o{seed}", random.Random(seed), {"target": 10})
+    _, batches = random_game("o", seed, target=10)
     expected = [0, 0]  # per seat, a bit per suit
     lead = -1
     state = None
-    for batch in batches:
-        for e in batch:
-            state = fox.evolve(state, e)
-            if e.TYPE == "round_dealt":
-                expected, lead = [0, 0], -1
-            elif e.TYPE == "card_played" and lead < 0:
-                lead = e.card
-            elif e.TYPE == "card_played":
-                if e.card // 11 != lead // 11:
-                    expected[e.seat] |= 1 << lead // 11
-                lead = -1
-            elif e.TYPE == "card_drawn":
-                expected[e.seat] = 0
-            assert named(state).voids == expected[0] | expected[1] << 3
-            assert not contradicts_a_void(state)
-            shown = fox.view(state, None)["voids"]
-            assert shown == [[fox.SUITS[i] for i in range(3) if m >> i & 1] for m in expected]
+    for e in all_events(batches):
+        state = fox.evolve(state, e)
+        if e.TYPE == "round_dealt":
+            expected, lead = [0, 0], -1
+        elif e.TYPE == "card_played" and lead < 0:
+            lead = e.card
+        elif e.TYPE == "card_played":
+            if e.card // 11 != lead // 11:
+                expected[e.seat] |= 1 << lead // 11
+            lead = -1
+        elif e.TYPE == "card_drawn":
+            expected[e.seat] = 0
+        assert named(state).voids == expected[0] | expected[1] << 3
+        assert not contradicts_a_void(state)
+        shown = fox.view(state, None)["voids"]
+        assert shown == [[fox.SUITS[i] for i in range(3) if m >> i & 1] for m in expected]
 
 
 @SETTINGS
@@ -301,16 +315,14 @@ def test_voids_record_each_suit_not_followed_until_a_draw(seed: int) -> None:
 def test_determinized_states_never_contradict_a_recorded_void(
     seed: int, data: st.DataObject
 ) -> None:
-    states, _, _ = playout(f"n{seed}", random.Random(seed), {"target": 10})
+    states, _ = random_game("n", seed, target=10)
     with_voids = [s for s in states if named(s).voids and named(s).phase != fox.PHASE_OVER]
     picks = data.draw(st.lists(st.sampled_from(with_voids or states), min_size=1, max_size=8))
     for i, state in enumerate(picks):
         for seat in (0, 1):
-            v = fox.view(state, seat)
-            d = fox.determinize(v, seat, Rng(f"void{seed}", f"{i}"))
+            d = determinized(state, seat, Rng(f"void{seed}", f"{i}"))
             assert named(d).voids == named(state).voids
             assert not contradicts_a_void(d)
-            assert fox.view(d, seat) == v
 
 
 @SETTINGS
@@ -322,9 +334,9 @@ def test_any_fixed_deal_plays_out(order: list[int], dealer: int, seed: int) -> N
         "decree": fox.card_json(order[26]),
         "deck": [fox.card_json(x) for x in order[27:]],
     }
-    states, batches, _ = playout(f"f{seed}", random.Random(seed), {"deal": deal, "target": 1})
+    states, batches = random_game("f", seed, deal=deal, target=1)
     dealt = batches[0][1]
     assert dealt.deck == tuple(order[27:]) and dealt.decree == order[26]
     assert fox.to_act(states[0]) == (1 - dealer,)
     assert fox.outcome(states[-1]) is not None
-    assert sum(1 for b in batches for e in b if e.TYPE == "trick_won") == 13
+    assert sum(1 for e in all_events(batches) if e.TYPE == "trick_won") == 13

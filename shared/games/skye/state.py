@@ -31,7 +31,8 @@ PHASES = ("prices", "buying", "building", "game_over")
 def replace(obj: Any, **changes: Any) -> Any:
     """``dataclasses.replace`` for the frozen slotted classes here, without re-running
     ``__init__`` (evolve calls it tens of thousands of times per game)."""
-    return replacer(type(obj))(obj, **changes)
+    cls: type = type(obj)  # as ``type``: mypy does not see ``type[Any]`` as Hashable
+    return replacer(cls)(obj, **changes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

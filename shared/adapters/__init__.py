@@ -1,0 +1,1 @@
+"""Adapters: the ports of ``shared.app.ports`` in memory (tests, tools) and on Redis."""

@@ -1,0 +1,261 @@
+"""In-memory adapters of every port: the reference for the contract suites and for handler
+tests that need no Redis. Thread-safe, so tests may race them."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import queue
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.app.ports import GameEntry, NullDispatcher, Ports, no_batch
+from shared.store.memory import MemoryEventStore
+
+
+class MemoryDirectory:
+    """``GameDirectory`` in dicts."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, GameEntry] = {}
+        self._created: list[tuple[float, str]] = []
+        self._finished: dict[str, float] = {}
+        self._results: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def register(self, entry: GameEntry, created_epoch: float) -> None:
+        """See ``GameDirectory.register``."""
+        with self._lock:
+            self._entries[entry.game_id] = entry
+            bisect.insort(self._created, (created_epoch, entry.game_id))
+
+    def get(self, game_id: str) -> GameEntry | None:
+        """See ``GameDirectory.get``."""
+        return self._entries.get(game_id)
+
+    def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
+        """See ``GameDirectory.set_token_hashes``."""
+        with self._lock:
+            old = self._entries[game_id]
+            self._entries[game_id] = GameEntry(
+                game_id=old.game_id, game=old.game, seed=old.seed, shard=old.shard,
+                created_at=old.created_at, token_hashes=tuple(token_hashes))
+
+    def mark_finished(self, game_id: str, epoch: float) -> None:
+        """See ``GameDirectory.mark_finished``."""
+        with self._lock:
+            self._finished.setdefault(game_id, epoch)
+
+    def list_games(self, *, finished: bool = False, offset: int = 0,
+                   limit: int = 100) -> list[str]:
+        """See ``GameDirectory.list_games``."""
+        with self._lock:
+            if finished:
+                ids = [g for g, _ in sorted(self._finished.items(), key=lambda kv: (kv[1], kv[0]))]
+            else:
+                ids = [g for _, g in self._created]
+        return ids[offset:offset + limit]
+
+    def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
+        """See ``GameDirectory.record_result``."""
+        with self._lock:
+            if game_id in self._results:
+                return False
+            self._results[game_id] = json.dumps(result, sort_keys=True)
+            return True
+
+    def result(self, game_id: str) -> dict[str, Any] | None:
+        """See ``GameDirectory.result``."""
+        raw = self._results.get(game_id)
+        return json.loads(raw) if raw is not None else None
+
+
+class MemoryReadModels:
+    """``ReadModels`` in a dict."""
+
+    def __init__(self) -> None:
+        self._docs: dict[tuple[str, int | None], bytes] = {}
+
+    def write(self, game_id: str, seat_views: Sequence[str], public: str) -> None:
+        """See ``ReadModels.write``."""
+        for seat, text in enumerate(seat_views):
+            self._docs[(game_id, seat)] = text.encode()
+        self._docs[(game_id, None)] = public.encode()
+
+    def read(self, game_id: str, seat: int | None) -> bytes | None:
+        """See ``ReadModels.read``."""
+        return self._docs.get((game_id, seat))
+
+
+class MemoryCommandBus:
+    """``CommandBus`` with one list per stream; a worker in the same process drains them."""
+
+    def __init__(self) -> None:
+        self.streams: dict[str, list[dict[str, str]]] = {}
+        self._outcomes: dict[tuple[str, str], str] = {}
+        self._replies: dict[tuple[str, str], queue.Queue[bytes]] = {}
+        self._once: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+
+    def put(self, game_type: str, shard: int, message: Mapping[str, str], *, game_id: str,
+            command_id: str, pending: str) -> None:
+        """See ``CommandBus.put``."""
+        with self._lock:
+            self._outcomes.setdefault((game_id, command_id), pending)
+            self.streams.setdefault(f"{game_type}:{shard}", []).append(dict(message))
+
+    def take(self, game_type: str, shard: int = 0) -> list[dict[str, str]]:
+        """Every message queued on a stream since the last take (for in-process workers)."""
+        with self._lock:
+            return self.streams.pop(f"{game_type}:{shard}", [])
+
+    def outcome(self, game_id: str, command_id: str) -> str | None:
+        """See ``CommandBus.outcome``."""
+        return self._outcomes.get((game_id, command_id))
+
+    def complete(self, game_id: str, command_id: str, outcome: str, reply: str) -> None:
+        """See ``CommandBus.complete``."""
+        with self._lock:
+            self._outcomes[(game_id, command_id)] = outcome
+            box = self._replies.setdefault((game_id, command_id), queue.Queue())
+        box.put(reply.encode())
+
+    def wait_reply(self, game_id: str, command_id: str, timeout: float) -> bytes | None:
+        """See ``CommandBus.wait_reply``."""
+        with self._lock:
+            box = self._replies.setdefault((game_id, command_id), queue.Queue())
+        try:
+            return box.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def send_once(self, game_id: str, command_id: str, ttl: int) -> bool:
+        """See ``CommandBus.send_once``."""
+        now = time.monotonic()
+        with self._lock:
+            until = self._once.get((game_id, command_id))
+            if until is not None and until > now:
+                return False
+            self._once[(game_id, command_id)] = now + ttl
+            return True
+
+
+class MemoryNotifier:
+    """``Notifier`` with one queue per subscription."""
+
+    def __init__(self) -> None:
+        self._subs: dict[str, list[queue.Queue[int]]] = {}
+        self._lock = threading.Lock()
+
+    def announce(self, game_id: str, version: int) -> None:
+        """See ``Notifier.announce``."""
+        with self._lock:
+            subs = list(self._subs.get(game_id, []))
+        for q in subs:
+            q.put(version)
+
+    def subscribe(self, game_id: str) -> MemorySubscription:
+        """See ``Notifier.subscribe``."""
+        q: queue.Queue[int] = queue.Queue()
+        with self._lock:
+            self._subs.setdefault(game_id, []).append(q)
+        return MemorySubscription(self, game_id, q)
+
+    def _drop(self, game_id: str, q: queue.Queue[int]) -> None:
+        with self._lock:
+            subs = self._subs.get(game_id, [])
+            if q in subs:
+                subs.remove(q)
+
+
+class MemorySubscription:
+    """One listener of ``MemoryNotifier``."""
+
+    def __init__(self, notifier: MemoryNotifier, game_id: str, q: queue.Queue[int]) -> None:
+        self._notifier, self._game_id, self._q = notifier, game_id, q
+
+    def next(self, timeout: float) -> int | None:
+        """See ``Subscription.next``."""
+        try:
+            return self._q.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        """See ``Subscription.close``."""
+        self._notifier._drop(self._game_id, self._q)
+
+
+class SystemClock:
+    """``Clock`` on the system time, deadlines in memory (used by both backends' tests)."""
+
+    def __init__(self) -> None:
+        self._deadlines: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def now(self) -> str:
+        """See ``Clock.now``."""
+        return utc_iso(datetime.now(UTC))
+
+    def epoch(self) -> float:
+        """See ``Clock.epoch``."""
+        return time.time()
+
+    def set_deadline(self, key: str, epoch: float) -> None:
+        """See ``Clock.set_deadline``."""
+        with self._lock:
+            self._deadlines[key] = epoch
+
+    def cancel_deadline(self, key: str) -> None:
+        """See ``Clock.cancel_deadline``."""
+        with self._lock:
+            self._deadlines.pop(key, None)
+
+    def due(self, epoch: float, limit: int = 100) -> list[str]:
+        """See ``Clock.due``."""
+        with self._lock:
+            items = sorted((t, k) for k, t in self._deadlines.items() if t <= epoch)
+        return [k for _, k in items[:limit]]
+
+
+class FixedClock(SystemClock):
+    """A clock that only moves when told (tests, and play-outs that must be reproducible)."""
+
+    def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
+        super().__init__()
+        self.t = start
+
+    def now(self) -> str:
+        """The fixed time as ISO-8601."""
+        return utc_iso(datetime.fromtimestamp(self.t, UTC))
+
+    def epoch(self) -> float:
+        """The fixed time."""
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward."""
+        self.t += seconds
+
+
+def utc_iso(moment: datetime) -> str:
+    """ISO-8601 UTC with milliseconds and a ``Z``."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def memory_ports(*, dispatcher: Any = None, clock: Any = None, shards: int = 1) -> Ports:
+    """Every port in memory."""
+    return Ports(
+        store=MemoryEventStore(),
+        directory=MemoryDirectory(),
+        read_models=MemoryReadModels(),
+        bus=MemoryCommandBus(),
+        notifier=MemoryNotifier(),
+        clock=clock or SystemClock(),
+        dispatcher=dispatcher or NullDispatcher(),
+        batch=no_batch,
+        shards=shards,
+    )

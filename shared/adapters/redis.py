@@ -1,0 +1,245 @@
+"""Redis adapters of every port (one server, or a cluster: a game's keys share a hash tag).
+
+Writes made inside ``RedisBatch`` go on one pipeline per thread and reach the server in one
+round trip when the block ends, so a worker's projections, outcome, reply, announcement and
+acknowledgement cost one round trip, as they did before the ports.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import redis
+
+from shared import keys
+from shared.adapters.memory import SystemClock
+from shared.app.ports import BotDispatcher, GameEntry, NullDispatcher, Ports
+from shared.store.redis_streams import RedisEventStore
+
+RESULT_TTL = 86_400  # seconds a command's outcome stays readable
+REPLY_TTL = 60
+
+
+class RedisBatch:
+    """Collects the writes of one thread's block on a pipeline."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self._local = threading.local()
+
+    def writer(self) -> Any:
+        """The pipeline of the open block, else the client itself."""
+        return getattr(self._local, "pipe", None) or self.client
+
+    @contextmanager
+    def __call__(self, extra: Callable[[Any], None] | None = None) -> Iterator[None]:
+        """Open a block; on leaving it without an error, ``extra(pipe)`` and one execute."""
+        if getattr(self._local, "pipe", None) is not None:  # nested: the outer block writes
+            yield
+            if extra is not None:
+                extra(self._local.pipe)
+            return
+        pipe = self.client.pipeline(transaction=False)
+        self._local.pipe = pipe
+        try:
+            yield
+            if extra is not None:
+                extra(pipe)
+        finally:
+            self._local.pipe = None
+        pipe.execute()
+
+
+class RedisDirectory:
+    """``GameDirectory`` on ``game:{id}:meta``, ``games:all``, ``games:finished``,
+    ``results:games``."""
+
+    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+        self._r, self._batch = client, batch
+
+    def register(self, entry: GameEntry, created_epoch: float) -> None:
+        """See ``GameDirectory.register``."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.hset(keys.meta(entry.game_id), mapping={
+            "game": entry.game,
+            "seed": entry.seed,
+            "tokens": json.dumps(list(entry.token_hashes)),
+            "shard": str(entry.shard),
+            "created_at": entry.created_at,
+        })
+        pipe.zadd(keys.GAMES, {entry.game_id: created_epoch})
+        pipe.execute()
+
+    def get(self, game_id: str) -> GameEntry | None:
+        """See ``GameDirectory.get``."""
+        game, seed, tokens, shard, created = self._r.hmget(
+            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at")
+        if game is None or seed is None:
+            return None
+        return GameEntry(game_id=game_id, game=game.decode(), seed=seed.decode(),
+                         shard=int(shard or 0), created_at=(created or b"").decode(),
+                         token_hashes=tuple(json.loads(tokens or b"[]")))
+
+    def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
+        """See ``GameDirectory.set_token_hashes``."""
+        self._batch.writer().hset(keys.meta(game_id), "tokens", json.dumps(list(token_hashes)))
+
+    def mark_finished(self, game_id: str, epoch: float) -> None:
+        """See ``GameDirectory.mark_finished``."""
+        self._batch.writer().zadd(keys.GAMES_FINISHED, {game_id: epoch}, nx=True)
+
+    def list_games(self, *, finished: bool = False, offset: int = 0,
+                   limit: int = 100) -> list[str]:
+        """See ``GameDirectory.list_games``."""
+        key = keys.GAMES_FINISHED if finished else keys.GAMES
+        return [g.decode() for g in self._r.zrange(key, offset, offset + limit - 1)]
+
+    def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
+        """See ``GameDirectory.record_result``."""
+        return bool(self._r.hsetnx(keys.RESULTS, game_id, json.dumps(result, sort_keys=True)))
+
+    def result(self, game_id: str) -> dict[str, Any] | None:
+        """See ``GameDirectory.result``."""
+        raw = self._r.hget(keys.RESULTS, game_id)
+        return json.loads(raw) if raw is not None else None
+
+
+class RedisReadModels:
+    """``ReadModels`` on ``game:{id}:view:<seat>`` and ``game:{id}:public``."""
+
+    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+        self._r, self._batch = client, batch
+
+    def write(self, game_id: str, seat_views: Sequence[str], public: str) -> None:
+        """See ``ReadModels.write``."""
+        w = self._batch.writer()
+        for seat, text in enumerate(seat_views):
+            w.set(keys.view(game_id, seat), text)
+        w.set(keys.public(game_id), public)
+
+    def read(self, game_id: str, seat: int | None) -> bytes | None:
+        """See ``ReadModels.read``."""
+        key = keys.public(game_id) if seat is None else keys.view(game_id, seat)
+        raw: bytes | None = self._r.get(key)
+        return raw
+
+
+class RedisCommandBus:
+    """``CommandBus`` on ``cmd:<type>:<shard>`` streams and per-command result/reply keys."""
+
+    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+        self._r, self._batch = client, batch
+
+    def put(self, game_type: str, shard: int, message: Mapping[str, str], *, game_id: str,
+            command_id: str, pending: str) -> None:
+        """See ``CommandBus.put``: the pending outcome and the entry in one round trip."""
+        pipe = self._r.pipeline(transaction=False)
+        # NX keeps the outcome of a command id sent before.
+        pipe.set(keys.result(game_id, command_id), pending, ex=RESULT_TTL, nx=True)
+        pipe.xadd(keys.command_stream(game_type, shard), dict(message))
+        pipe.execute()
+
+    def outcome(self, game_id: str, command_id: str) -> str | None:
+        """See ``CommandBus.outcome``."""
+        raw = self._r.get(keys.result(game_id, command_id))
+        return raw.decode() if raw is not None else None
+
+    def complete(self, game_id: str, command_id: str, outcome: str, reply: str) -> None:
+        """See ``CommandBus.complete``."""
+        w = self._batch.writer()
+        w.set(keys.result(game_id, command_id), outcome, ex=RESULT_TTL)
+        w.lpush(keys.reply(game_id, command_id), reply)
+        w.expire(keys.reply(game_id, command_id), REPLY_TTL)
+
+    def wait_reply(self, game_id: str, command_id: str, timeout: float) -> bytes | None:
+        """See ``CommandBus.wait_reply``."""
+        popped = self._r.blpop([keys.reply(game_id, command_id)], timeout=timeout)
+        return None if popped is None else popped[1]
+
+    def send_once(self, game_id: str, command_id: str, ttl: int) -> bool:
+        """See ``CommandBus.send_once``."""
+        return bool(self._r.set(keys.bot_submitted(game_id, command_id), 1, nx=True, ex=ttl))
+
+
+class RedisNotifier:
+    """``Notifier`` on the pub/sub channel ``game:{id}:notify``."""
+
+    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+        self._r, self._batch = client, batch
+
+    def announce(self, game_id: str, version: int) -> None:
+        """See ``Notifier.announce``."""
+        self._batch.writer().publish(keys.notify(game_id), str(version))
+
+    def subscribe(self, game_id: str) -> RedisSubscription:
+        """See ``Notifier.subscribe``."""
+        pubsub = self._r.pubsub(ignore_subscribe_messages=True)
+        pubsub.subscribe(keys.notify(game_id))
+        return RedisSubscription(pubsub)
+
+
+class RedisSubscription:
+    """One pub/sub connection listening to a game."""
+
+    def __init__(self, pubsub: Any) -> None:
+        self._p = pubsub
+
+    def next(self, timeout: float) -> int | None:
+        """See ``Subscription.next``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            msg = self._p.get_message(timeout=max(left, 0.0))
+            if msg is not None and msg.get("type") == "message":
+                return int(msg["data"])
+            if left <= 0:
+                return None
+
+    def close(self) -> None:
+        """See ``Subscription.close``."""
+        self._p.close()
+
+
+class RedisClock(SystemClock):
+    """``Clock`` on the system time with deadlines in the sorted set ``deadlines``."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__()
+        self._r = client
+
+    def set_deadline(self, key: str, epoch: float) -> None:
+        """See ``Clock.set_deadline``."""
+        self._r.zadd(keys.DEADLINES, {key: epoch})
+
+    def cancel_deadline(self, key: str) -> None:
+        """See ``Clock.cancel_deadline``."""
+        self._r.zrem(keys.DEADLINES, key)
+
+    def due(self, epoch: float, limit: int = 100) -> list[str]:
+        """See ``Clock.due``."""
+        return [k.decode() for k in
+                self._r.zrangebyscore(keys.DEADLINES, "-inf", epoch, start=0, num=limit)]
+
+
+def redis_ports(client: redis.Redis, *, dispatcher: BotDispatcher | None = None,
+                shards: int = 1) -> Ports:
+    """Every port on one Redis client."""
+    batch = RedisBatch(client)
+    return Ports(
+        store=RedisEventStore(client),
+        directory=RedisDirectory(client, batch),
+        read_models=RedisReadModels(client, batch),
+        bus=RedisCommandBus(client, batch),
+        notifier=RedisNotifier(client, batch),
+        clock=RedisClock(client),
+        dispatcher=dispatcher or NullDispatcher(),
+        batch=batch,
+        shards=shards,
+        ping=lambda: bool(client.ping()),
+        client=client,
+    )

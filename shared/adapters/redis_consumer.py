@@ -1,0 +1,174 @@
+"""A consumer-group reader of one game type's command streams (the worker's loop).
+
+Each message is decided by ``handlers.decide_command`` and only then acknowledged, in the same
+round trip as its projections and reply, so a crash between the append and the XACK redelivers
+the command; the store's command-id de-duplication then answers it as already applied.
+
+Faults: a Redis error leaves the message pending, and this consumer tries it again shortly
+(the append may or may not have happened; de-duplication makes the retry safe). Any other
+failure is retried too, up to ``MAX_DELIVERIES`` deliveries; then the message goes to the
+dead-letter stream ``dead:<stream>`` with its error, is acknowledged, and only then is the
+client told (``status: error``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import traceback
+from typing import Any
+
+import redis
+
+from shared import keys
+from shared.app import handlers
+from shared.app.context import App
+from shared.app.messages import CommandMessage
+
+log = logging.getLogger(__name__)
+
+GROUP = "workers"
+CLAIM_IDLE_MS = 30_000  # a message pending this long belongs to a dead consumer
+CLAIM_EVERY_S = 5.0  # how often a running worker looks for such messages
+RETRY_EVERY_S = 1.0  # how soon a failed message of this consumer is tried again
+MAX_DELIVERIES = 5  # deliveries before a failing message is dead-lettered
+
+
+class StreamConsumer:
+    """Reads ``cmd:<game_type>:<shard>`` for every shard as one consumer of group ``workers``."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        app: App,
+        game_type: str,
+        *,
+        shards: int = 1,
+        name: str | None = None,
+        batch: int = 64,
+    ) -> None:
+        self.r = client
+        self.app = app
+        self.game_type = game_type
+        self.streams = [keys.command_stream(game_type, s) for s in range(shards)]
+        self.name = name or f"{socket.gethostname()}-{os.getpid()}"
+        self.batch = batch
+        self.stop_event = threading.Event()
+        self.failed = 0  # messages of this consumer left pending by a failure
+
+    def ensure_groups(self) -> None:
+        """Create the consumer group on every stream (idempotent)."""
+        for stream in self.streams:
+            try:
+                self.r.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except redis.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+
+    def recover(self) -> int:
+        """Re-handle this consumer's own pending messages, then claim long-idle ones of others."""
+        return self.retry_pending() + self.claim_stale()
+
+    def retry_pending(self) -> int:
+        """Handle again every message this consumer read and did not acknowledge."""
+        done = 0
+        self.failed = 0
+        for stream in self.streams:
+            rows = self.r.xreadgroup(GROUP, self.name, {stream: "0"}, count=10_000)
+            done += self._handle_rows(rows)
+        return done
+
+    def claim_stale(self) -> int:
+        """Take over messages another consumer read but did not acknowledge for
+        ``CLAIM_IDLE_MS`` (it died), and handle them."""
+        done = 0
+        for stream in self.streams:
+            start = "0-0"
+            while True:
+                start, claimed, *_ = self.r.xautoclaim(
+                    stream, GROUP, self.name, CLAIM_IDLE_MS, start_id=start, count=100
+                )
+                done += self._handle_rows([(stream, claimed)])
+                if not claimed or start in (b"0-0", "0-0"):
+                    break
+        return done
+
+    def poll_once(self, block_ms: int = 1000) -> int:
+        """Handle one batch of new messages; returns how many."""
+        rows = self.r.xreadgroup(
+            GROUP, self.name, {s: ">" for s in self.streams}, count=self.batch, block=block_ms
+        )
+        return self._handle_rows(rows or [])
+
+    def run(self) -> None:
+        """Loop until ``stop_event`` is set."""
+        self.ensure_groups()
+        self.recover()
+        log.info("worker %s consuming %s", self.name, ", ".join(self.streams))
+        next_claim = time.monotonic() + CLAIM_EVERY_S
+        next_retry = time.monotonic() + RETRY_EVERY_S
+        while not self.stop_event.is_set():
+            try:
+                self.poll_once()
+                now = time.monotonic()
+                if self.failed and now >= next_retry:
+                    self.retry_pending()
+                    next_retry = now + RETRY_EVERY_S
+                if now >= next_claim:
+                    self.claim_stale()
+                    next_claim = now + CLAIM_EVERY_S
+            except redis.RedisError as exc:
+                log.warning("redis unavailable (%s); retrying", exc)
+                self.failed += 1
+                self.stop_event.wait(1.0)
+
+    def _handle_rows(self, rows: Any) -> int:
+        n = 0
+        for stream, messages in rows:
+            for msg_id, fields in messages:
+                self._handle_one(stream, msg_id, fields)
+                n += 1
+        return n
+
+    def _handle_one(self, stream: Any, msg_id: Any, fields: Any) -> None:
+        def ack(pipe: Any) -> None:
+            (pipe or self.r).xack(stream, GROUP, msg_id)
+
+        try:
+            message = CommandMessage.from_fields(fields)
+        except (KeyError, ValueError) as exc:  # also a claimed entry with no fields left
+            log.error("dropping malformed command message %r: %s", fields, exc)
+            self.r.xack(stream, GROUP, msg_id)
+            return
+        try:
+            handlers.decide_command(self.app, message, ack=ack)
+        except redis.RedisError as exc:
+            # Transient: the message stays pending and is tried again; the store's dedupe
+            # makes that safe whether or not the append happened.
+            log.warning("command %s: redis error %s; will retry", message.command_id, exc)
+            self.failed += 1
+            self.app.forget(message.game_id)
+        except Exception as exc:  # an engine bug must not stop the worker
+            log.exception("command %s on game %s failed", message.command_id, message.game_id)
+            self.app.forget(message.game_id)
+            if self._deliveries(stream, msg_id) < MAX_DELIVERIES:
+                self.failed += 1
+                return
+            self._dead_letter(stream, msg_id, fields, exc)
+            handlers.report_failure(self.app, message, repr(exc), ack=ack)
+
+    def _deliveries(self, stream: Any, msg_id: Any) -> int:
+        rows = self.r.xpending_range(stream, GROUP, min=msg_id, max=msg_id, count=1)
+        return int(rows[0]["times_delivered"]) if rows else MAX_DELIVERIES
+
+    def _dead_letter(self, stream: Any, msg_id: Any, fields: Any, exc: Exception) -> None:
+        name = stream.decode() if isinstance(stream, bytes) else str(stream)
+        entry = {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
+        entry.update(
+            message_id=msg_id, error=repr(exc),
+            trace="".join(traceback.format_exception(exc))[-4000:],
+        )
+        self.r.xadd(keys.dead_letters(name), entry)

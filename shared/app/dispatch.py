@@ -1,0 +1,32 @@
+"""Bot dispatchers that run in this process (tests, tools); Celery's lives with the services."""
+
+from __future__ import annotations
+
+from shared.app import handlers
+from shared.app.context import App
+
+
+class InlineDispatcher:
+    """``BotDispatcher`` that runs bot turns and scoring at once, in this process."""
+
+    def __init__(self) -> None:
+        self.app: App | None = None
+        self.moves: list[tuple[str, int, int]] = []
+        self.finalized: list[str] = []
+
+    def bind(self, app: App) -> InlineDispatcher:
+        """Attach the application the bot turns go through."""
+        self.app = app
+        return self
+
+    def move(self, game_id: str, seat: int, version: int) -> None:
+        """Play the bot's turn now."""
+        self.moves.append((game_id, seat, version))
+        if self.app is not None:
+            handlers.play_bot_move(self.app, game_id, seat, version)
+
+    def finalize(self, game_id: str) -> None:
+        """Score the game now."""
+        self.finalized.append(game_id)
+        if self.app is not None:
+            handlers.finalize_game(self.app, game_id)

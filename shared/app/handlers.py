@@ -1,0 +1,436 @@
+"""Handlers: what the application does, as plain functions over an ``App`` (ports + caches).
+
+create a game · submit a command · decide a command · report a failure · rebuild projections ·
+finalize a game · play a bot's move. The gateway, the worker, the Celery tasks and the CLI call
+these and nothing below them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from shared import games
+from shared.app import bots, errors
+from shared.app.context import App
+from shared.app.match import Seat, seat_doc
+from shared.app.messages import (
+    CommandMessage,
+    Created,
+    accepted,
+    rejected,
+    shard_of,
+    token_hash,
+)
+from shared.app.ports import GameEntry
+from shared.events import GAME_CREATED, GENESIS_HASH, SEED_REVEALED, NewEvent, seal
+from shared.games import errors as rules
+from shared.games.base import Engine
+from shared.games.errors import GameError
+from shared.games.rng import Rng, bot_random, seed_hash
+from shared.projections import all_views, projection_json
+from shared.record import GameRecord, fold
+from shared.store import DuplicateCommand, StaleVersion
+
+log = logging.getLogger(__name__)
+
+BOT_SUBMIT_TTL = 300  # seconds a sent bot command blocks an identical resend
+RNG_NOTE = "HMAC-SHA256 counter stream, Fisher-Yates (shared/games/rng.py)"
+JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clients
+
+
+# ---- the events a game starts with and a command causes (shared with the play-out driver) -----
+
+
+def creation_events(
+    game: str, seats: Sequence[Seat], options: Mapping[str, Any], seed: str
+) -> list[NewEvent]:
+    """``game_created`` and the engine's setup events, drawn with label ``setup``."""
+    engine = games.get(game)
+    created = NewEvent(type=GAME_CREATED, data={
+        "game": game,
+        "seats": [seat_doc(s) for s in seats],
+        "options": dict(options),
+        "seed_sha256": seed_hash(seed),
+        "rng": RNG_NOTE,
+    })
+    setup = [engine.event_to_json(e) for e in engine.setup(len(seats), options,
+                                                            Rng(seed, "setup"))]
+    return [created, *(NewEvent(type=d["type"], data=d["data"]) for d in setup)]
+
+
+def decide_events(
+    engine: Engine, state: Any, seat: int, command: Any, seed: str, version: int
+) -> tuple[list[NewEvent], Any]:
+    """(events to append, state after them) for ``command`` decided at ``version`` with the
+    randomness of label ``v<version>``; ``seed_revealed`` closes a finished game. Raises
+    GameError."""
+    if engine.outcome(state) is not None:
+        raise GameError(rules.GAME_OVER, "the game is over")
+    events = engine.decide(state, seat, command, Rng(seed, f"v{version}"))
+    if not events:
+        raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
+    new = []
+    for e in events:
+        doc = engine.event_to_json(e)
+        new.append(NewEvent(type=doc["type"], data=doc["data"]))
+        state = engine.evolve(state, e)
+    if engine.outcome(state) is not None:
+        new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed}))
+    return new, state
+
+
+def seats_from_specs(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Seat], list[str | None]]:
+    """Seats for the creation specs (``{"name"}`` or ``{"bot": name}``) and a fresh token for
+    each human seat (None for bots)."""
+    seats: list[Seat] = []
+    tokens: list[str | None] = []
+    for i, spec in enumerate(specs):
+        bot = spec.get("bot")
+        name = spec.get("name") or (f"{bot} bot {i}" if bot else f"seat {i}")
+        if bot:
+            bots.get(str(bot))  # KeyError for a bot the registry does not know
+            seats.append(Seat(name=name, bot=str(bot)))
+            tokens.append(None)
+        else:
+            token = secrets.token_urlsafe(24)
+            seats.append(Seat(name=name, token_sha256=token_hash(token)))
+            tokens.append(token)
+    return seats, tokens
+
+
+# ---- creating -----------------------------------------------------------------------------------
+
+
+def create_game(
+    app: App,
+    game: str,
+    seat_specs: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any] | None = None,
+    seed: str | None = None,
+) -> Created:
+    """Start a game: validate, run the engine's setup, append, project, wake bots.
+
+    Raises KeyError for an unknown game and GameError for bad seats or options.
+    """
+    engine = games.get(game)
+    n = len(seat_specs)
+    if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
+        raise rules.invalid_options(
+            f"{game} needs {engine.MIN_SEATS}-{engine.MAX_SEATS} seats, got {n}",
+            seats=[f"between {engine.MIN_SEATS} and {engine.MAX_SEATS} seats"],
+        )
+    _check_json_safe(options or {})
+    opts = engine.parse_options(n, dict(options or {}))
+    seed = seed or secrets.token_hex(32)
+    game_id = secrets.token_hex(8)
+    seats, tokens = seats_from_specs(seat_specs)
+    p = app.ports
+    envs = seal(creation_events(game, seats, opts, seed), after_version=0,
+                prev_hash=GENESIS_HASH, command_id="create", seat=None, at=p.clock.now())
+    record = fold(game_id, envs)
+    # The directory first: a game whose events exist must always have its seed and roster.
+    p.directory.register(GameEntry(game_id=game_id, game=game, seed=seed,
+                                   shard=shard_of(game_id, p.shards), created_at=envs[0].at,
+                                   token_hashes=record.match.token_hashes), p.clock.epoch())
+    p.store.append(game_id, envs, expected_version=0, command_id="create")
+    app.remember(record)
+    publish(app, record)
+    return Created(game_id=game_id, tokens=tokens, record=record)
+
+
+# ---- submitting ---------------------------------------------------------------------------------
+
+
+def submit_command(app: App, message: CommandMessage, game_type: str) -> str:
+    """Put a command on its game type's command stream (the gateway's and bots' path), with a
+    ``pending`` outcome so the command is known (not a 404) until its outcome replaces it."""
+    p = app.ports
+    pending = json.dumps({"command_id": message.command_id, "status": "pending",
+                          "seat": message.seat}, separators=(",", ":"))
+    p.bus.put(game_type, shard_of(message.game_id, p.shards), message.to_fields(),
+              game_id=message.game_id, command_id=message.command_id, pending=pending)
+    return message.command_id
+
+
+# ---- deciding (the worker) ----------------------------------------------------------------------
+
+
+def decide_command(
+    app: App, message: CommandMessage, ack: Callable[[Any], None] | None = None
+) -> dict[str, Any]:
+    """Apply one command and return its outcome (also stored and handed to a waiting client).
+
+    ``ack(batch)`` may add the stream acknowledgement to the same round trip that writes the
+    projections and the reply, after the events are safely appended. Safe to call twice with
+    the same message: a command already applied is answered as accepted without appending
+    again. A fault of the store propagates (nothing is acknowledged; the worker retries).
+    """
+    gid, cid = message.game_id, message.command_id
+    record: GameRecord | None = None
+    waiting: frozenset[int] | None = None
+    try:
+        outcome, record, waiting = _apply(app, message)
+    except LookupError:
+        outcome = rejected(cid, errors.not_found(gid), None)
+    except GameError as exc:
+        cached = app.records.get(gid)
+        outcome = rejected(cid, exc, cached.version if cached else None)
+    outcome["seat"] = message.seat  # only this seat (and auditors) may read it back
+    with app.ports.unit(ack):
+        views = _project(app, record) if record is not None else None
+        _complete(app, message, outcome, views)
+    if record is not None:
+        hand_off(app, record, waiting, message.seat)
+    elif outcome["status"] == "rejected":
+        _retry_bot(app, message)
+    return outcome
+
+
+def report_failure(
+    app: App, message: CommandMessage, error: str = "", ack: Callable[[Any], None] | None = None
+) -> None:
+    """Tell a waiting client that its command hit a server fault it will not recover from."""
+    outcome = rejected(message.command_id, errors.server_error(), None) | {
+        "status": "error", "seat": message.seat}
+    with app.ports.unit(ack):
+        _complete(app, message, outcome, None)
+
+
+def _complete(app: App, message: CommandMessage, outcome: dict[str, Any],
+              views: list[str] | None) -> None:
+    body = json.dumps(outcome, separators=(",", ":"))
+    reply = body
+    if views is not None and outcome["status"] == "accepted" and message.seat < len(views):
+        # The waiting client gets its new view after a newline (compact JSON has none):
+        # one round trip less, and the gateway never parses the view.
+        reply = body + "\n" + views[message.seat]
+    app.ports.bus.complete(message.game_id, message.command_id, body, reply)
+
+
+def _apply(
+    app: App, message: CommandMessage
+) -> tuple[dict[str, Any], GameRecord, frozenset[int] | None]:
+    """(outcome, record to publish, seats that were to act before it — None when unknown)
+    or GameError."""
+    gid, cid, seat = message.game_id, message.command_id, message.seat
+    fresh = gid not in app.records
+    record = app.load(gid, fresh=False)
+    store = app.ports.store
+    for _attempt in range(6):
+        try:
+            new, state, parsed = _decide(app, record, message)
+        except GameError:
+            if not fresh:  # the cache may be behind another worker: look again
+                record, fresh = app.load(gid), True
+                continue
+            seen = store.applied(gid, cid)
+            if seen is None:
+                raise
+            # Applied before (a redelivery after a crash): answer as it was answered.
+            return accepted(cid, record, seen), record, None
+        envs = seal(new, after_version=record.version, prev_hash=record.head_hash,
+                    command_id=cid, seat=seat, at=app.ports.clock.now(), command=parsed)
+        try:
+            result = store.append(gid, envs, expected_version=record.version, command_id=cid)
+        except StaleVersion:
+            record, fresh = app.load(gid), True  # another worker got there first
+            continue
+        except DuplicateCommand as dup:
+            record = app.load(gid)
+            return accepted(cid, record, (dup.first, dup.last)), record, None
+        waiting = frozenset(record.engine.to_act(record.state))
+        seed = new[-1].data["seed"] if new[-1].type == SEED_REVEALED else record.seed
+        record = replace(record, state=state, version=envs[-1].version,
+                         head_hash=envs[-1].hash, seed=seed)
+        app.remember(record)
+        return accepted(cid, record, (result.first, result.last)), record, waiting
+    raise errors.stale("the game kept changing; try again")
+
+
+def _decide(
+    app: App, record: GameRecord, message: CommandMessage
+) -> tuple[list[NewEvent], Any, dict[str, Any]]:
+    """(envelopes to append, state after them, the command as parsed) or GameError."""
+    if message.expected_version is not None and message.expected_version != record.version:
+        raise errors.stale(
+            f"expected version {message.expected_version}, game is at {record.version}")
+    engine = record.engine
+    if engine.outcome(record.state) is not None:
+        raise GameError(rules.GAME_OVER, "the game is over")
+    seat = message.seat
+    if not 0 <= seat < len(record.match.seats):
+        raise GameError(rules.NOT_YOUR_TURN, f"no seat {seat} in this game")
+    command = engine.parse_command(message.body)
+    new, state = decide_events(engine, record.state, seat, command, secret_seed(app, record.id),
+                               record.version)
+    return new, state, engine.command_to_json(command)
+
+
+def secret_seed(app: App, game_id: str) -> str:
+    """The game's secret seed (for deciding and for the service's own bots); LookupError."""
+    entry = app.entry(game_id)
+    if entry is None:
+        raise LookupError(game_id)
+    return entry.seed
+
+
+# ---- projections and hand-offs ------------------------------------------------------------------
+
+
+def publish(app: App, record: GameRecord) -> None:
+    """Write every projection, announce the version, and hand off bot and scoring work."""
+    with app.ports.unit():
+        _project(app, record)
+    hand_off(app, record)
+
+
+def _project(app: App, record: GameRecord) -> list[str]:
+    """Write (in the open batch) the projections and the announcement; returns the seat views'
+    JSON."""
+    seat_views, public = all_views(record)
+    texts = [projection_json(doc) for doc in seat_views]
+    p = app.ports
+    p.read_models.write(record.id, texts, projection_json(public))
+    p.notifier.announce(record.id, record.version)
+    if public["outcome"] is not None:
+        p.directory.mark_finished(record.id, p.clock.epoch())
+    return texts
+
+
+def hand_off(
+    app: App,
+    record: GameRecord,
+    waiting: frozenset[int] | None = None,
+    actor: int | None = None,
+) -> None:
+    """Wake the bots whose turn it is, or score a finished game.
+
+    When several seats act at once (``waiting``: who was to act before this change), a bot
+    already asked keeps its pending move instead of being asked again at every other seat's
+    move; only seats new to act, and the seat that just acted, are woken.
+    """
+    engine = record.engine
+    dispatcher = app.ports.dispatcher
+    if engine.outcome(record.state) is not None:
+        dispatcher.finalize(record.id)
+        return
+    bot_seats = record.bot_seats
+    to_act = engine.to_act(record.state)
+    for seat in to_act:
+        if seat not in bot_seats:
+            continue
+        if waiting is None or len(to_act) == 1 or seat not in waiting or seat == actor:
+            dispatcher.move(record.id, seat, record.version)
+
+
+def _retry_bot(app: App, message: CommandMessage) -> None:
+    """A bot's refused move (the game moved on under it): ask it again if it still has to act,
+    once per newer version, so a simultaneous phase cannot stall on it."""
+    prefix, _, decided = message.command_id.rpartition("-")
+    record = app.records.get(message.game_id)
+    if (
+        record is None
+        or not prefix.startswith("bot-")
+        or not decided.isdigit()
+        or record.version <= int(decided)
+        or message.seat not in record.engine.to_act(record.state)
+    ):
+        return
+    app.ports.dispatcher.move(record.id, message.seat, record.version)
+
+
+def rebuild_projections(app: App, game_id: str) -> GameRecord:
+    """Fold every event afresh and rewrite the projections (they are disposable)."""
+    app.forget(game_id)
+    record = fold(game_id, app.ports.store.read(game_id))
+    app.remember(record)
+    publish(app, record)
+    return record
+
+
+# ---- bots and scoring (the Celery tasks) --------------------------------------------------------
+
+
+def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
+    """Read only the seat's view, choose with its bot, submit like any client.
+
+    The command id is derived from (seat, version), so a repeated task submits the same
+    command and the store applies it at most once. On a turn of its own, a task for an old
+    version does nothing (a newer task was queued with the newer version). When several seats
+    act at once the service does not re-ask a waiting bot at each other seat's move, so a task
+    that finds the game moved on still acts, on the view it reads now.
+    """
+    raw = app.ports.read_models.read(game_id, seat)
+    if raw is None:
+        return "no such game"
+    view: dict[str, Any] = json.loads(raw)
+    if seat not in view["to_act"] or view.get("outcome"):
+        return "stale"
+    simultaneous = len(view["to_act"]) > 1
+    if view["version"] != version and not simultaneous:
+        return "stale"
+    version = view["version"]
+    bot = bots.get(view["seats"][seat].get("bot") or "random")
+    # The bot's randomness comes from the game's secret seed: a source anyone could recompute
+    # (game id, seat, version are all public) would let them test every hand the bot might
+    # hold against what it did.
+    command = bot(view, bot_random(secret_seed(app, game_id), seat, version))
+    if command is None:
+        return "nothing to do"
+    # On its own turn a bot pins the version it decided at. When several seats act at once
+    # (Isle of Skye's prices and building) another seat's move does not spoil its choice;
+    # the engine still checks the command.
+    message = CommandMessage(
+        command_id=f"bot-{seat}-{version}",
+        game_id=game_id,
+        seat=seat,
+        body=command,
+        expected_version=None if simultaneous else version,
+    )
+    # Wakes may repeat (redeliveries, retries, Celery's at-least-once): send each command once.
+    if not app.ports.bus.send_once(game_id, message.command_id, BOT_SUBMIT_TTL):
+        return message.command_id
+    submit_command(app, message, str(view["game"]))
+    return message.command_id
+
+
+def finalize_game(app: App, game_id: str) -> str:
+    """Write the game's result once (the first writer wins)."""
+    record = app.load(game_id)
+    outcome = record.engine.outcome(record.state)
+    if outcome is None:
+        return "not over"
+    app.ports.directory.record_result(game_id, {
+        "game": record.game,
+        "seats": [dict(s) for s in record.seats],
+        "outcome": outcome,
+        "version": record.version,
+    })
+    return "ok"
+
+
+# ---- checks ---------------------------------------------------------------------------------------
+
+
+def _check_json_safe(options: Mapping[str, Any]) -> None:
+    """Raise ``options/invalid`` for a number no client or store can carry exactly, naming the
+    option it sits in."""
+    for name, value in options.items():
+        if not _json_safe(value):
+            raise rules.invalid_options(f"option {name!r} holds a number out of range",
+                                        **{str(name): "number out of range"})
+
+
+def _json_safe(value: Any) -> bool:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return -JSON_SAFE_INT <= value <= JSON_SAFE_INT  # also false for NaN
+    if isinstance(value, Mapping):
+        return all(_json_safe(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_json_safe(v) for v in value)
+    return True

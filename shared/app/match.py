@@ -1,0 +1,101 @@
+"""The match aggregate: who sits where, folded from the service's own events in the game stream.
+
+Pure and event-sourced like an engine: ``evolve(match, type, data)`` folds one service event
+(``game_created``, ``seat_changed``, ``seat_resigned``, ``clock_set``); the engines never see
+these events. Roles are resolved from it (its token hashes), so seats may change during a game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from shared.events import CLOCK_SET, GAME_CREATED, SEAT_CHANGED, SEAT_RESIGNED
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seat:
+    """One seat: a human (with the hash of its secret token), a bot with its spec, or open."""
+
+    name: str
+    bot: str | None = None  # the bot's name in the registry, when a bot plays the seat
+    bot_spec: Mapping[str, Any] | None = None  # the bot's settings beyond its name
+    token_sha256: str | None = None
+    resigned: bool = False
+
+    def public(self) -> dict[str, Any]:
+        """The seat as ``game_created`` and views show it (no token hash)."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.bot:
+            out["bot"] = self.bot
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Match:
+    """Everything the service knows of a game beyond the engine's state."""
+
+    game: str
+    seats: tuple[Seat, ...]
+    options: Mapping[str, Any]
+    seed_sha256: str
+    clock: Mapping[str, Any] | None = None
+
+    @property
+    def token_hashes(self) -> tuple[str | None, ...]:
+        """Per seat, the hash of the token that plays it (None for a bot)."""
+        return tuple(None if s.bot else s.token_sha256 for s in self.seats)
+
+    @property
+    def bot_seats(self) -> frozenset[int]:
+        """Seats a bot plays."""
+        return frozenset(i for i, s in enumerate(self.seats) if s.bot)
+
+
+def seat_doc(seat: Seat) -> dict[str, Any]:
+    """A seat as ``game_created`` records it (hashed into the chain)."""
+    doc = seat.public()
+    if seat.bot_spec:
+        doc["bot_spec"] = dict(seat.bot_spec)
+    if seat.token_sha256:
+        doc["token_sha256"] = seat.token_sha256
+    return doc
+
+
+def _seat(doc: Mapping[str, Any]) -> Seat:
+    return Seat(name=doc["name"], bot=doc.get("bot"), bot_spec=doc.get("bot_spec"),
+                token_sha256=doc.get("token_sha256"))
+
+
+def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | None:
+    """The match after one service event (other event types leave it as it is)."""
+    if type_ == GAME_CREATED:
+        return Match(game=data["game"], seats=tuple(_seat(s) for s in data["seats"]),
+                     options=data["options"], seed_sha256=data["seed_sha256"])
+    if match is None:
+        return None
+    if type_ == SEAT_CHANGED:
+        seats = list(match.seats)
+        seats[data["seat"]] = _seat(data["occupant"])
+        return replace(match, seats=tuple(seats))
+    if type_ == SEAT_RESIGNED:
+        seats = list(match.seats)
+        seats[data["seat"]] = replace(seats[data["seat"]], resigned=True)
+        return replace(match, seats=tuple(seats))
+    if type_ == CLOCK_SET:
+        return replace(match, clock=data)
+    return match
+
+
+def public_data(type_: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """A service event as players and spectators may read it: without token hashes."""
+    return _strip(dict(data))
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _strip(v) for k, v in value.items() if k != "token_sha256"}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value

@@ -1,0 +1,109 @@
+"""Messages of the application: a command on its way, a created game, command outcomes."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shared.games.errors import GameError
+from shared.record import GameRecord
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandMessage:
+    """A command as it travels on a command stream."""
+
+    command_id: str
+    game_id: str
+    seat: int
+    body: Mapping[str, Any]
+    expected_version: int | None = None
+
+    def to_fields(self) -> dict[str, str]:
+        """Stream entry fields."""
+        return {
+            "id": self.command_id,
+            "game": self.game_id,
+            "seat": str(self.seat),
+            "body": json.dumps(self.body, separators=(",", ":")),
+            "ev": "" if self.expected_version is None else str(self.expected_version),
+        }
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[bytes | str, bytes | str]) -> CommandMessage:
+        """The message ``to_fields`` wrote."""
+        f = {_s(k): _s(v) for k, v in fields.items()}
+        return cls(
+            command_id=f["id"],
+            game_id=f["game"],
+            seat=int(f["seat"]),
+            body=json.loads(f["body"]),
+            expected_version=int(f["ev"]) if f.get("ev") else None,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Created:
+    """A new game: its id, one secret token per human seat (None for bots), its record."""
+
+    game_id: str
+    tokens: list[str | None]
+    record: GameRecord
+
+
+def token_hash(token: str) -> str:
+    """What is stored of a seat token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def seat_for_token(token_hashes: Sequence[str | None], token: str) -> int | None:
+    """The seat whose token this is, comparing every stored hash in constant time."""
+    presented = token_hash(token)
+    found: int | None = None
+    for i, stored in enumerate(token_hashes):
+        if stored is not None and hmac.compare_digest(stored, presented):
+            found = i
+    return found
+
+
+def key_matches(keys_: frozenset[str], presented: str) -> bool:
+    """Whether ``presented`` is one of ``keys_`` (constant time per key)."""
+    ok = False
+    for k in keys_:
+        ok |= hmac.compare_digest(k.encode(), presented.encode())
+    return ok
+
+
+def shard_of(game_id: str, shards: int) -> int:
+    """The shard a game's commands go to (stable across processes)."""
+    return zlib.crc32(game_id.encode()) % shards
+
+
+def new_command_id() -> str:
+    """A fresh command id."""
+    return secrets.token_hex(12)
+
+
+def accepted(cid: str, record: GameRecord, versions: tuple[int, int]) -> dict[str, Any]:
+    """The outcome of an applied command."""
+    return {
+        "command_id": cid,
+        "status": "accepted",
+        "version": record.version,
+        "events": {"first": versions[0], "last": versions[1]},
+    }
+
+
+def rejected(cid: str, exc: GameError, version: int | None) -> dict[str, Any]:
+    """The outcome of a refused command."""
+    return {"command_id": cid, "status": "rejected", "version": version, "error": exc.to_dict()}
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,199 @@
+"""The ports: what the application needs from the world, as ``typing.Protocol`` s.
+
+Each port has an in-memory adapter (``shared/adapters/memory.py``) and a Redis adapter
+(``shared/adapters/redis.py``), and both pass one contract suite
+(``tests/integration/test_port_contracts.py``). Writes made inside ``Ports.batch()`` reach the
+backend together (one round trip on Redis) when the block ends without an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from shared.store.port import EventStore
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameEntry:
+    """A game as the directory knows it: what routing and authentication need, and the secret."""
+
+    game_id: str
+    game: str  # the game type
+    seed: str  # secret until the game ends
+    shard: int
+    created_at: str
+    token_hashes: tuple[str | None, ...]  # per seat; None for a bot (or an open seat)
+
+
+class GameDirectory(Protocol):
+    """Where games are found: type, seed, roster, shard, and the lists a lobby shows."""
+
+    def register(self, entry: GameEntry, created_epoch: float) -> None:
+        """Record a new game (before its first event is appended) and list it as created."""
+        ...
+
+    def get(self, game_id: str) -> GameEntry | None:
+        """The game's entry, or None when there is no such game."""
+        ...
+
+    def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
+        """Replace the roster's token hashes after a seat change (from the match aggregate)."""
+        ...
+
+    def mark_finished(self, game_id: str, epoch: float) -> None:
+        """List the game as finished (the first call's time is kept)."""
+        ...
+
+    def list_games(self, *, finished: bool = False, offset: int = 0,
+                   limit: int = 100) -> list[str]:
+        """Game ids by creation time (or finishing time), oldest first."""
+        ...
+
+    def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
+        """Store a finished game's result once; False when one was already stored."""
+        ...
+
+    def result(self, game_id: str) -> dict[str, Any] | None:
+        """The stored result of a finished game."""
+        ...
+
+
+class ReadModels(Protocol):
+    """Projections: one JSON document per seat, and the public one."""
+
+    def write(self, game_id: str, seat_views: Sequence[str], public: str) -> None:
+        """Replace every projection of the game."""
+        ...
+
+    def read(self, game_id: str, seat: int | None) -> bytes | None:
+        """A seat's view (None: the public view) as stored, or None."""
+        ...
+
+
+class CommandBus(Protocol):
+    """Commands on their way to a worker, and what became of them."""
+
+    def put(self, game_type: str, shard: int, message: Mapping[str, str], *, game_id: str,
+            command_id: str, pending: str) -> None:
+        """Queue a command on its game type's stream; record ``pending`` as its outcome unless
+        the command id already has one."""
+        ...
+
+    def outcome(self, game_id: str, command_id: str) -> str | None:
+        """The stored outcome (JSON) of a command, or None."""
+        ...
+
+    def complete(self, game_id: str, command_id: str, outcome: str, reply: str) -> None:
+        """Store a command's outcome and hand ``reply`` to a client waiting on it."""
+        ...
+
+    def wait_reply(self, game_id: str, command_id: str, timeout: float) -> bytes | None:
+        """Block up to ``timeout`` seconds for the reply to a command."""
+        ...
+
+    def send_once(self, game_id: str, command_id: str, ttl: int) -> bool:
+        """True the first time within ``ttl`` seconds (a bot sends each command once)."""
+        ...
+
+
+class Notifier(Protocol):
+    """Announces new versions of a game (the live feed listens)."""
+
+    def announce(self, game_id: str, version: int) -> None:
+        """Tell subscribers the game reached ``version``."""
+        ...
+
+    def subscribe(self, game_id: str) -> Subscription:
+        """Start listening to a game's announcements."""
+        ...
+
+
+class Subscription(Protocol):
+    """An open subscription to one game's announcements."""
+
+    def next(self, timeout: float) -> int | None:
+        """The next announced version, or None after ``timeout`` seconds."""
+        ...
+
+    def close(self) -> None:
+        """Stop listening."""
+        ...
+
+
+class Clock(Protocol):
+    """Time, and deadlines that come due (turn clocks)."""
+
+    def now(self) -> str:
+        """ISO-8601 UTC time with milliseconds (the ``at`` of new envelopes)."""
+        ...
+
+    def epoch(self) -> float:
+        """Seconds since the epoch."""
+        ...
+
+    def set_deadline(self, key: str, epoch: float) -> None:
+        """Schedule (or move) the deadline named ``key``."""
+        ...
+
+    def cancel_deadline(self, key: str) -> None:
+        """Forget a deadline."""
+        ...
+
+    def due(self, epoch: float, limit: int = 100) -> list[str]:
+        """Deadlines at or before ``epoch``, earliest first."""
+        ...
+
+
+class BotDispatcher(Protocol):
+    """Where the application hands work it does not do itself."""
+
+    def move(self, game_id: str, seat: int, version: int) -> None:
+        """Ask a bot to act for ``seat`` at ``version``."""
+        ...
+
+    def finalize(self, game_id: str) -> None:
+        """Post-game scoring for a finished game."""
+        ...
+
+
+class NullDispatcher:
+    """Drops bot and scoring work (for tools that drive every seat themselves)."""
+
+    def move(self, game_id: str, seat: int, version: int) -> None:
+        """Ignore."""
+
+    def finalize(self, game_id: str) -> None:
+        """Ignore."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Ports:
+    """Every port one process uses; built by ``shared.bootstrap.bootstrap``."""
+
+    store: EventStore
+    directory: GameDirectory
+    read_models: ReadModels
+    bus: CommandBus
+    notifier: Notifier
+    clock: Clock
+    dispatcher: BotDispatcher
+    batch: Callable[[Callable[[Any], None] | None], AbstractContextManager[None]]
+    shards: int = 1
+    ping: Callable[[], bool] = lambda: True
+    client: Any = None  # the backend's client, for entry points that read it (stream consumers)
+
+    def unit(self, extra: Callable[[Any], None] | None = None) -> AbstractContextManager[None]:
+        """Group the writes in the block; ``extra(pipeline)`` may add one of the caller's own
+        (the worker's acknowledgement) to the same round trip."""
+        return self.batch(extra)
+
+
+@contextmanager
+def no_batch(extra: Callable[[Any], None] | None = None) -> Iterator[None]:
+    """A batch whose writes happen at once (in-memory adapters); ``extra`` gets no pipeline."""
+    yield
+    if extra is not None:
+        extra(None)

@@ -1,0 +1,134 @@
+"""Queries: every read the entry points make (roles, views, events, command status, games).
+
+Routes and bots read through here, never through a store or a key of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from shared import games
+from shared.app.context import App
+from shared.app.errors import AppError, ErrorCode
+from shared.app.messages import key_matches, seat_for_token
+from shared.games.base import Engine
+from shared.projections import AUDITOR, visible_events
+
+SEAT = "seat"
+ORGANIZER = "organizer"
+SPECTATOR = "spectator"
+AUDITOR_ROLE = AUDITOR
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The role of the caller for one game, and its seat when it is a player."""
+
+    role: str
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The organizer and auditor keys this process accepts."""
+
+    organizers: frozenset[str]
+    auditors: frozenset[str]
+
+    def is_organizer(self, token: str | None) -> bool:
+        """Whether ``token`` is an organizer key."""
+        return token is not None and key_matches(self.organizers, token)
+
+    def is_auditor(self, token: str | None) -> bool:
+        """Whether ``token`` is an auditor key."""
+        return token is not None and key_matches(self.auditors, token)
+
+
+def game_type(app: App, game_id: str) -> str:
+    """The game's type; AppError ``game/not_found``."""
+    entry = app.entry(game_id)
+    if entry is None:
+        raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
+    return entry.game
+
+
+def caller(app: App, game_id: str, token: str | None, keys: Keys) -> Caller:
+    """The caller's role in ``game_id``: a seat (its token), an auditor, an organizer, or a
+    spectator (no token). A token that is not valid here is ``auth/invalid_token``."""
+    if token is None:
+        return Caller(SPECTATOR)
+    if keys.is_auditor(token):
+        return Caller(AUDITOR_ROLE)
+    entry = app.entry(game_id)
+    if entry is None:
+        raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
+    seat = seat_for_token(entry.token_hashes, token)
+    if seat is None:  # the roster may have changed since this process read it
+        fresh = app.entry(game_id, refresh=True)
+        seat = seat_for_token(fresh.token_hashes, token) if fresh else None
+    if seat is not None:
+        return Caller(SEAT, seat)
+    if keys.is_organizer(token):
+        return Caller(ORGANIZER)
+    raise AppError(ErrorCode.AUTH_INVALID_TOKEN, "this token is not valid for this game")
+
+
+def view_json(app: App, game_id: str, seat: int | None) -> bytes:
+    """The stored view of ``seat`` (None: the public view); AppError ``game/not_found``."""
+    raw = app.ports.read_models.read(game_id, seat)
+    if raw is None:
+        detail = f"no game {game_id}" if seat is None else f"no seat {seat} in game {game_id}"
+        raise AppError(ErrorCode.GAME_NOT_FOUND, detail)
+    return raw
+
+
+def view(app: App, game_id: str, seat: int | None) -> dict[str, Any] | None:
+    """The view document (a bot's input), or None when there is none."""
+    raw = app.ports.read_models.read(game_id, seat)
+    return json.loads(raw) if raw is not None else None
+
+
+def events(app: App, game_id: str, caller_: Caller, after: int = 0,
+           limit: int | None = None) -> dict[str, Any]:
+    """Events after ``after`` as the caller may read them (everything for auditors; hidden
+    facts redacted for seats and spectators, commands too)."""
+    engine: Engine = games.get(game_type(app, game_id))
+    store = app.ports.store
+    version, _ = store.head(game_id)
+    envs = store.read(game_id, after=after, limit=limit)
+    reader: int | str | None = AUDITOR if caller_.role == AUDITOR_ROLE else caller_.seat
+    return {"game": game_id, "version": version,
+            "events": visible_events(engine, envs, reader)}
+
+
+def command_status(app: App, game_id: str, command_ids: list[str],
+                   caller_: Caller) -> dict[str, Any] | None:
+    """The first stored outcome among ``command_ids`` that the caller may read: its own
+    seat's (never another seat's: its rejection could name the card it tried), or any for an
+    auditor."""
+    for cid in command_ids:
+        raw = app.ports.bus.outcome(game_id, cid)
+        if raw is None:
+            continue
+        found: dict[str, Any] = json.loads(raw)
+        if caller_.role == AUDITOR_ROLE or found.get("seat") == caller_.seat:
+            return found
+    return None
+
+
+def wait_reply(app: App, game_id: str, command_id: str, timeout: float) -> bytes | None:
+    """The worker's reply to a command, waiting up to ``timeout`` seconds."""
+    return app.ports.bus.wait_reply(game_id, command_id, timeout)
+
+
+def list_games(app: App, *, finished: bool = False, offset: int = 0,
+               limit: int = 100) -> list[str]:
+    """Game ids, oldest first (all, or the finished ones)."""
+    return app.ports.directory.list_games(finished=finished, offset=offset, limit=limit)
+
+
+def healthy(app: App) -> bool:
+    """Whether the backend answers."""
+    return app.ports.ping()

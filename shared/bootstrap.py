@@ -1,0 +1,52 @@
+"""The composition root: ``bootstrap(settings)`` builds the ports and the application.
+
+The gateway's app factory, the worker, the Celery tasks and the CLI all start here; nothing
+builds a client at import time. ``backend="memory"`` gives the same application on in-memory
+adapters (tests, tools); a dispatcher factory receives the built ``App`` so an in-process
+dispatcher can run bot turns through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from shared.app.context import App
+from shared.app.ports import BotDispatcher
+from shared.config import Settings
+
+DispatcherFactory = Callable[[App], BotDispatcher]
+
+
+def bootstrap(
+    settings: Settings | None = None,
+    *,
+    backend: str = "redis",
+    client: Any = None,
+    dispatcher: BotDispatcher | DispatcherFactory | None = None,
+    clock: Any = None,
+) -> App:
+    """The application on Redis (``settings.redis_url``, or ``client``) or in memory."""
+    settings = settings or Settings.from_env()
+    if backend == "memory":
+        from shared.adapters.memory import memory_ports
+
+        ports = memory_ports(clock=clock, shards=settings.shards)
+    elif backend == "redis":
+        import redis
+
+        from shared.adapters.redis import redis_ports
+
+        client = client if client is not None else redis.Redis.from_url(settings.redis_url)
+        ports = redis_ports(client, shards=settings.shards)
+        if clock is not None:
+            ports.clock = clock
+    else:
+        raise ValueError(f"unknown backend {backend!r}")
+    app = App(ports=ports)
+    if dispatcher is not None:
+        if hasattr(dispatcher, "move"):
+            ports.dispatcher = dispatcher  # type: ignore[assignment]
+        else:
+            ports.dispatcher = dispatcher(app)  # type: ignore[operator]
+    return app
