@@ -422,7 +422,7 @@ def setup(seats: int, options: Mapping[str, Any], rng: Rng) -> list[Any]:
 def parse_command(data: Mapping[str, Any]) -> Any:
     """The command in client JSON ``{"type": ..., field: ...}``; extra keys are ignored."""
     if not isinstance(data, Mapping):
-        raise invalid_command("a command is a JSON object", type="required")
+        raise invalid_command("a command is a JSON object", body="must be an object")
     kind = data.get("type")
     if not isinstance(kind, str) or kind not in COMMANDS:
         raise invalid_command(
@@ -534,7 +534,7 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
                 raise illegal("eliminated", f"seat {target} is out of the game")
             return [RoundStarted(round=state.round + 1, starter=target)]
         case _:
-            raise invalid_command(f"not a {NAME} command: {command!r}")
+            raise _not_a_command(command)
 
 
 # --- evolve ------------------------------------------------------------------------------------
@@ -897,11 +897,14 @@ def _picks(count: int) -> tuple[PickDisc, ...]:
 
 
 def _check_actor(state: State, seat: int, command: Any) -> None:
-    """Raise unless ``seat`` is the one to act, naming the most helpful rule."""
-    if not 0 <= seat < state.seats:
+    """Raise unless ``seat`` is the one to act, naming the most helpful rule (an object that is
+    no Skull command is ``command/invalid`` whoever sends it)."""
+    if not isinstance(seat, int) or not 0 <= seat < state.seats:
         raise GameError(NOT_YOUR_TURN, f"there is no seat {seat}")
     if seat in to_act(state):
         return
+    if not isinstance(command, _COMMAND_TYPES):
+        raise _not_a_command(command)
     if isinstance(command, PickDisc) and state.phase == PENALTY:
         raise illegal("not_skull_owner", "only the revealed skull's owner picks the disc")
     if state.players[seat].eliminated:
@@ -909,6 +912,13 @@ def _check_actor(state: State, seat: int, command: Any) -> None:
     if state.phase == BIDDING and state.players[seat].passed and isinstance(command, Bid | Pass):
         raise illegal("passed", "you passed and are out of this bidding")
     raise GameError(NOT_YOUR_TURN, f"it is seat {state.turn}'s turn")
+
+
+_COMMAND_TYPES = tuple(COMMANDS.values())
+
+
+def _not_a_command(command: Any) -> GameError:
+    return invalid_command(f"not a {NAME} command: {command!r}", type="a skull command")
 
 
 def _require_phase(state: State, command: Any, *phases: str) -> None:

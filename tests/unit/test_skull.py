@@ -742,6 +742,68 @@ def test_parse_command_rejects_malformed_input(data: dict[str, Any], field: str)
     assert field in info.value.errors
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"type": "fly"},
+        {"type": "Bid"},
+        {"type": "buy", "tile": "L07"},  # an Isle of Skye command
+        {"type": ""},
+        {"type": None},
+        {"type": ["bid"]},
+        {"count": 2},
+    ],
+)
+def test_unknown_command_type_is_command_invalid(data: dict[str, Any]) -> None:
+    # Given any game, when a command of no Skull type arrives, then command/invalid naming the
+    # type field, with no rule (no rule of the game is involved).
+    with pytest.raises(errors.GameError) as info:
+        skull.parse_command(data)
+    assert (info.value.code, info.value.rule) == (errors.INVALID_COMMAND, None)
+    assert "type" in info.value.errors
+
+
+@pytest.mark.parametrize("body", [[], "pass", None, 3])
+def test_a_command_that_is_no_object_is_command_invalid_naming_the_body(body: Any) -> None:
+    # The same field as Isle of Skye and Fox name for it: body.
+    with pytest.raises(errors.GameError) as info:
+        skull.parse_command(body)
+    assert info.value.code == errors.INVALID_COMMAND
+    assert "body" in info.value.errors
+
+
+@dataclasses.dataclass(frozen=True)
+class Fly:
+    """No Skull command: what decide gets when a caller skips parse_command."""
+
+    TYPE = "fly"
+
+
+@pytest.mark.parametrize("command", [Fly(), {"type": "bid", "count": 1}, None])
+@pytest.mark.parametrize(
+    ("label", "seat"),
+    [("to act", 0), ("not to act", 1), ("eliminated", 2)],
+)
+def test_decide_answers_command_invalid_for_an_object_that_is_no_command(
+    command: Any, label: str, seat: int
+) -> None:
+    # Given seat 0 to place and seat 2 out of the game, when decide gets something that is no
+    # Skull command, then command/invalid whoever sends it (before: not_your_turn, or
+    # move/illegal "eliminated", for a seat not to act).
+    state = given(GameSetUp(seats=4), *lose(2, FLOWER, FLOWER, FLOWER, SKULL),
+                  RoundStarted(round=1, starter=0))
+    err = rejected(state, seat, command)
+    assert (err.code, err.rule) == (errors.INVALID_COMMAND, None), (label, err.to_dict())
+    assert "type" in err.errors
+
+
+@pytest.mark.parametrize("seat", [-1, 4, "0", None])
+def test_decide_for_a_seat_that_does_not_exist_is_not_your_turn(seat: Any) -> None:
+    # As in Isle of Skye: a seat number outside the table (or no number) is not to act.
+    err = rejected(new_game(4), seat, F)
+    assert err.code == errors.NOT_YOUR_TURN
+
+
 def test_flip_of_a_seat_that_does_not_exist() -> None:
     state, _ = play(challenge_state(), (0, Bid(count=2)), (1, Pass()), (2, Pass()))
     state, _ = play(state, (0, Flip(seat=0)))

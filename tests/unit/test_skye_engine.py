@@ -4,7 +4,7 @@ end, the advanced variant, views and secrecy."""
 from __future__ import annotations
 
 import random
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -22,7 +22,7 @@ from shared.games.errors import (
 from shared.games.rng import Rng
 from shared.games.skye import messages as m
 from shared.games.skye.data import CASTLE_IDS, LANDSCAPE_IDS
-from shared.games.skye.engine import rounds_for, tile_locations
+from shared.games.skye.engine import random_prices, rounds_for, tile_locations
 from shared.games.skye.state import State
 from shared.games.skye.territory import Territory
 
@@ -117,6 +117,7 @@ def test_parse_options_defaults_and_choices() -> None:
         (3, {"scoring_tiles": ["sheep", "sheep", 2, 3]}),
         (3, {"scoring_tiles": ["sheep", 2, 3]}),
         (3, {"scoring_tiles": ["nope", 1, 2, 3]}),
+        (3, {"scoring_tiles": ["\u00b2", 1, 2, 3]}),  # "²" is a digit that int() does not read
         (3, {"first_player": 3}),
         (3, {"first_player": True}),
         (4, {"advanced_variant": True}),
@@ -189,6 +190,12 @@ def test_parse_command_forms() -> None:
         ({"type": "set_prices", "discard": "L01", "prices": {"2": 1, "L02": 1}}, "prices"),
         ({"type": "set_prices", "discard": "L01", "prices": [1, 2]}, "prices"),
         ({"type": "set_prices", "discard": "Q", "prices": {}}, "discard"),
+        # "²" is a digit (str.isdigit) that int() does not read: not a tile number
+        ({"type": "buy", "tile": "\u00b2"}, "tile"),
+        ({"type": "place", "tile": "\u00b2", "x": 1, "y": 0, "rotation": 0}, "tile"),
+        ({"type": "set_prices", "discard": "\u00b2", "prices": {}}, "discard"),
+        ({"type": "set_prices", "discard": "L01", "prices": {"\u00b2": 1}}, "prices"),
+        ({"type": "buy", "tile": "9" * 5000}, "tile"),  # more digits than int() reads
     ],
 )
 def test_parse_command_rejects(data: dict[str, Any], field: str) -> None:
@@ -196,6 +203,70 @@ def test_parse_command_rejects(data: dict[str, Any], field: str) -> None:
         skye.parse_command(data)
     assert err.value.code == INVALID_COMMAND
     assert field in err.value.errors
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"type": "fly"},
+        {"type": "axe"},
+        {"type": "Pass"},
+        {"type": ""},
+        {"type": None},
+        {"type": 3},
+        {"type": ["pass"]},
+        {},
+    ],
+)
+def test_unknown_command_type_is_command_invalid(data: dict[str, Any]) -> None:
+    # Given any game, when a command of no Isle of Skye type arrives, then command/invalid
+    # naming the type field (not move/illegal: no rule of the game is involved).
+    with pytest.raises(GameError) as err:
+        skye.parse_command(data)
+    assert (err.value.code, err.value.rule) == (INVALID_COMMAND, None)
+    assert "type" in err.value.errors
+
+
+@pytest.mark.parametrize("body", [[], "pass", None, 3])
+def test_a_command_that_is_no_object_is_command_invalid(body: Any) -> None:
+    with pytest.raises(GameError) as err:
+        skye.parse_command(body)
+    assert err.value.code == INVALID_COMMAND
+    assert "body" in err.value.errors
+
+
+@dataclass(frozen=True)
+class Fly:
+    """No Isle of Skye command: what decide gets when a caller skips parse_command."""
+
+    TYPE = "fly"
+
+
+def unknown_command_states() -> list[tuple[str, State, int]]:
+    """(label, state, seat): seats that must act and seats that must not, in each phase."""
+    prices_done, _ = act(start(HANDS3), 0, prices("L21", L25=1, L32=1))
+    buying = prices_done
+    for seat in (1, 2):
+        buying, _ = act(buying, seat, prices(buying.players[seat].drawn[0],
+                                             **{t: 1 for t in buying.players[seat].drawn[1:]}))
+    return [
+        ("prices, to act", start(HANDS3), 0),
+        ("prices, already set", prices_done, 0),
+        ("buying, the buyer", buying, 0),
+        ("buying, not the buyer", buying, 1),
+        ("building, to place", building_state(), 0),
+    ]
+
+
+@pytest.mark.parametrize("command", [Fly(), {"type": "pass"}, None])
+def test_decide_answers_command_invalid_for_an_object_that_is_no_command(command: Any) -> None:
+    # Given each phase, when decide gets something that is no Isle of Skye command (from the
+    # seat to act or another), then command/invalid, as parse_command would answer.
+    for label, state, seat in unknown_command_states():
+        with pytest.raises(GameError) as err:
+            skye.decide(state, seat, command, Rng("test"))
+        assert (err.value.code, err.value.rule) == (INVALID_COMMAND, None), label
+        assert "type" in err.value.errors, label
 
 
 # -- price phase ------------------------------------------------------------------------------
@@ -581,8 +652,49 @@ def test_random_command_is_legal_in_every_phase() -> None:
     s = building_state()
     for seat in (0, 1, 2):
         act(s, seat, skye.random_command(skye.view(s, seat), rnd))
-    with pytest.raises(GameError):
+    with pytest.raises(GameError) as err:
         skye.random_command(skye.view(s, None), rnd)
+    assert err.value.code == NOT_YOUR_TURN  # a spectator never has a turn
+
+
+def test_random_prices_without_enough_gold_is_illegal_not_enough_gold() -> None:
+    # Given 2 tiles to price (each needs at least 1 gold) and 1 gold, when a random split is
+    # asked for, then move/illegal naming not_enough_gold, as decide names it for set_prices:
+    # it is the seat's turn, so not move/not_your_turn.
+    with pytest.raises(GameError) as err:
+        random_prices(["L25", "L21", "L32"], 1, random.Random(1))
+    assert (err.value.code, err.value.rule) == (ILLEGAL, "not_enough_gold")
+    # The same shortage through decide names the same rule.
+    s = start(HANDS3).with_player(0, gold=1)
+    assert rule_of(s, 0, prices("L25", L21=1, L32=1)) == "not_enough_gold"
+    # Exactly enough gold still prices every tile at 1.
+    cmd = random_prices(["L25", "L21", "L32"], 2, random.Random(1))
+    assert sorted(cmd["prices"].values()) == [1, 1]
+
+
+def test_random_command_after_the_game_is_game_over() -> None:
+    # Given a finished game, when a bot asks for a random command, then game/over (as decide
+    # answers), not move/not_your_turn.
+    s, _ = act(
+        final_state(14, 10), 0, {"type": "place", "tile": "L25", "x": 0, "y": 1, "rotation": 0}
+    )
+    for seat in (0, 1):
+        with pytest.raises(GameError) as err:
+            skye.random_command(skye.view(s, seat), random.Random(1))
+        assert err.value.code == GAME_OVER
+
+
+def test_random_command_with_nothing_to_do_is_not_your_turn() -> None:
+    # Given the buying phase with seat 0 to buy, when a bot asks for seat 1's command, then
+    # move/not_your_turn: it is another seat's turn.
+    s = start(HANDS3)
+    for seat in (0, 1, 2):
+        drawn = s.players[seat].drawn
+        s, _ = act(s, seat, prices(drawn[0], **{t: 1 for t in drawn[1:]}))
+    assert skye.to_act(s) == (0,)
+    with pytest.raises(GameError) as err:
+        skye.random_command(skye.view(s, 1), random.Random(1))
+    assert err.value.code == NOT_YOUR_TURN
 
 
 def test_determinize_matches_the_view() -> None:

@@ -256,7 +256,10 @@ def tile_id(value: Any) -> str | None:
         if value in TILES:
             return value
         if value.isdigit():
-            return tile_id(int(value))
+            try:
+                return tile_id(int(value))
+            except ValueError:  # a digit int() does not read ("²"), or too many digits
+                return None
     return None
 
 
@@ -268,7 +271,10 @@ def scoring_tile_id(value: Any) -> str | None:
         if value in SCORING:
             return value
         if value.isdigit():
-            return scoring_tile_id(int(value))
+            try:
+                return scoring_tile_id(int(value))
+            except ValueError:  # a digit int() does not read ("²"), or too many digits
+                return None
         return None
     if isinstance(value, int) and 0 <= value < len(SCORING_TILES):
         return SCORING_TILES[value].id

@@ -33,7 +33,14 @@ from typing import Any
 
 from shared.games import base
 from shared.games.base import command_json, from_json, ranks_from_scores, to_json
-from shared.games.errors import GAME_OVER, NOT_YOUR_TURN, GameError, illegal, invalid_options
+from shared.games.errors import (
+    GAME_OVER,
+    NOT_YOUR_TURN,
+    GameError,
+    illegal,
+    invalid_command,
+    invalid_options,
+)
 from shared.games.rng import Rng
 from shared.games.skye import messages as m
 from shared.games.skye import scoring
@@ -372,7 +379,9 @@ def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
             )
         ]
     else:
-        raise illegal("unknown_command", f"not an Isle of Skye command: {command!r}")
+        raise invalid_command(
+            f"not an Isle of Skye command: {command!r}", type="an Isle of Skye command"
+        )
     return _run(state, events, rng)
 
 
@@ -630,7 +639,9 @@ def random_prices(tiles: list[str], gold: int, rng: random.Random) -> dict[str, 
     discard = rng.choice(tiles)
     rest = [t for t in tiles if t != discard]
     if len(rest) > gold:  # cannot happen (income is at least 5); price nothing impossible
-        raise GameError(NOT_YOUR_TURN, "not enough gold to price the tiles")
+        raise illegal(
+            "not_enough_gold", f"each priced tile needs 1 gold: {len(rest)} needed, you have {gold}"
+        )
     while True:
         values = [rng.randint(1, max(gold, 1)) for _ in rest]
         if sum(values) <= gold:
@@ -650,6 +661,8 @@ def random_command(view: Mapping[str, Any], rng: random.Random) -> dict[str, Any
     me = view["players"][seat]
     if view["phase"] == "prices" and not me["prices_set"]:
         return random_prices(list(me["drawn"]), me["free_gold"], rng)
+    if view["phase"] == "game_over":
+        raise GameError(GAME_OVER, "the game is over")
     options = view.get("legal_commands") or []
     if not options:
         raise GameError(NOT_YOUR_TURN, "nothing to do now")
