@@ -80,15 +80,20 @@ def run_simulation(args: argparse.Namespace) -> int:
     engine = games.get(args.game)
     seats = args.players
     if args.bots:
+        from shared.app import bots as registry
+
         bots = [b.strip() for b in args.bots.split(",")]
-        if any(b != "random" for b in bots):
-            print("only the 'random' bot exists so far", file=sys.stderr)
+        unknown = [b for b in bots if b not in registry.names()]
+        if unknown:
+            print(f"unknown bot {unknown[0]!r}; one of {', '.join(registry.names())}",
+                  file=sys.stderr)
             return 2
         seats = seats or len(bots)
         if len(bots) != seats:
             print(f"--bots names {len(bots)} seats but --players is {seats}", file=sys.stderr)
             return 2
     seats = seats or engine.MIN_SEATS
+    bots = bots if args.bots else None
     options = {}
     for item in args.option:
         key, _, value = item.partition("=")
@@ -103,6 +108,7 @@ def run_simulation(args: argparse.Namespace) -> int:
             seats=seats,
             options=options,
             progress=lambda done: progress.update(task, completed=done),
+            bots=bots,
         )
     table = Table(title=f"{args.game}: {result.games} random-bot games, seed {args.seed!r}")
     table.add_column("seat")

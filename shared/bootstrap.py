@@ -48,5 +48,5 @@ def bootstrap(
         if hasattr(dispatcher, "move"):
             ports.dispatcher = dispatcher  # type: ignore[assignment]
         else:
-            ports.dispatcher = dispatcher(app)  # type: ignore[operator]
+            ports.dispatcher = dispatcher(app)
     return app

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 def _keys(raw: str | None) -> frozenset[str]:
     return frozenset(k.strip() for k in (raw or "").split(",") if k.strip())
@@ -15,7 +16,7 @@ def _keys(raw: str | None) -> frozenset[str]:
 class Settings:
     """Everything a process needs to know about its surroundings."""
 
-    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_url: str = DEFAULT_REDIS_URL
     organizer_keys: frozenset[str] = field(default_factory=frozenset)
     auditor_keys: frozenset[str] = field(default_factory=frozenset)
     shards: int = 1
@@ -28,7 +29,7 @@ class Settings:
         ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT`` and ``TABLETOP_BOT_DISPATCH``."""
         env = os.environ if env is None else env
         return cls(
-            redis_url=env.get("REDIS_URL", cls.redis_url),
+            redis_url=env.get("REDIS_URL", DEFAULT_REDIS_URL),
             organizer_keys=_keys(env.get("TABLETOP_ORGANIZER_KEYS")),
             auditor_keys=_keys(env.get("TABLETOP_AUDITOR_KEYS")),
             shards=max(1, int(env.get("TABLETOP_SHARDS", "1"))),

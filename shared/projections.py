@@ -27,8 +27,10 @@ def game_view(engine: Engine, state: Any, seat: int | None) -> dict[str, Any]:
     legal: list[dict[str, Any]] = []
     if seat is not None and seat in to_act:
         # An engine's view may list them already (client JSON): not worth listing twice.
-        legal = doc.get("legal_commands")
-        if legal is None:
+        listed: list[dict[str, Any]] | None = doc.get("legal_commands")
+        if listed is not None:
+            legal = listed
+        else:
             legal = [engine.command_to_json(c) for c in engine.legal_commands(state, seat)]
     doc.update(seat=seat, to_act=to_act, legal_commands=legal, outcome=engine.outcome(state))
     return doc

@@ -1,18 +1,15 @@
-"""In-process bot games (no Redis): the engine contract driven in a loop, for simulation and
-benchmarks."""
+"""In-process bot games (no Redis) through the one play-out driver, for simulation and
+benchmarks: the same games the service would play from the same seeds."""
 
 from __future__ import annotations
 
-import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from shared import games
-from shared.games.base import Engine
-from shared.games.rng import Rng
-from shared.projections import game_view
+from shared.app.playout import play
 
 
 @dataclass(slots=True)
@@ -38,37 +35,6 @@ class SimulationResult:
         return self.actions / self.seconds if self.seconds else 0.0
 
 
-def play_one(
-    engine: Engine,
-    seats: int,
-    options: Mapping[str, Any],
-    seed: str,
-    bot_rng: random.Random,
-    max_actions: int = 100_000,
-) -> tuple[Any, int]:
-    """Play one game with random bots; returns (final state, actions)."""
-    state = None
-    for event in engine.setup(seats, options, Rng(seed, "setup")):
-        state = engine.evolve(state, event)
-    special = getattr(engine, "random_command", None)
-    to_act, legal, decide, evolve, outcome = (
-        engine.to_act, engine.legal_commands, engine.decide, engine.evolve, engine.outcome)
-    actions = 0
-    choice = bot_rng.choice
-    while outcome(state) is None:
-        if actions >= max_actions:
-            raise RuntimeError(f"game did not end within {max_actions} actions")
-        seat = to_act(state)[0]
-        if special is not None:
-            command = engine.parse_command(special(game_view(engine, state, seat), bot_rng))
-        else:
-            command = choice(legal(state, seat))
-        for event in decide(state, seat, command, Rng(seed, f"a{actions}")):
-            state = evolve(state, event)
-        actions += 1
-    return state, actions
-
-
 def simulate(
     game: str,
     *,
@@ -77,16 +43,19 @@ def simulate(
     seats: int | None = None,
     options: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
+    bots: Sequence[str] | None = None,
 ) -> SimulationResult:
-    """Play ``games_count`` random-bot games of ``game`` in-process."""
+    """Play ``games_count`` bot games of ``game`` in-process; game ``i`` has seed
+    ``f"{seed}:{i}"`` and the bots (``random`` unless named, one per seat) draw from it as the
+    service's bots would."""
     engine = games.get(game)
-    n = seats or engine.MIN_SEATS
-    opts = engine.parse_options(n, dict(options or {}))
+    n = seats or (len(bots) if bots else engine.MIN_SEATS)
+    specs = [{"bot": b} for b in (bots or ["random"] * n)]
     result = SimulationResult(game=game, wins=[0.0] * n, score_sums=[0.0] * n)
-    bot_rng = random.Random(seed)
     start = time.perf_counter()
     for i in range(games_count):
-        state, actions = play_one(engine, n, opts, f"{seed}:{i}", bot_rng)
+        played = play(game, specs, dict(options or {}), f"{seed}:{i}", keep_envelopes=False)
+        state, actions = played.record.state, played.actions
         final = engine.outcome(state)
         assert final is not None
         winners = final["winners"]

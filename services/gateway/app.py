@@ -46,7 +46,7 @@ class ProblemApi(Api):
         prepare_response(default, self.spec, PROBLEM_TYPE)
         self.spec.components.response("DEFAULT_ERROR", default, lazy=True)
 
-    def handle_http_exception(self, error: HTTPException) -> Any:  # type: ignore[override]
+    def handle_http_exception(self, error: HTTPException) -> Any:
         """Problem body for routing, method and validation errors."""
         return from_http_exception(error).response()
 

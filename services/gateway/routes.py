@@ -44,7 +44,7 @@ class GamesBlueprint(Blueprint):
 
 
 blp = GamesBlueprint("games", __name__, description="Games, commands, views and events")
-SECURITY = [{"bearer": []}]
+SECURITY: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
 def application() -> App:

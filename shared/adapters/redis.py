@@ -12,9 +12,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from shared import keys
 from shared.adapters.memory import SystemClock
@@ -23,6 +24,15 @@ from shared.store.redis_streams import RedisEventStore
 
 RESULT_TTL = 86_400  # seconds a command's outcome stays readable
 REPLY_TTL = 60
+
+
+def _text(value: object) -> str:
+    """A reply of a client without ``decode_responses`` (bytes) as text."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"expected bytes or str from Redis, got {type(value).__name__}")
 
 
 class RedisBatch:
@@ -81,8 +91,8 @@ class RedisDirectory:
             keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at")
         if game is None or seed is None:
             return None
-        return GameEntry(game_id=game_id, game=game.decode(), seed=seed.decode(),
-                         shard=int(shard or 0), created_at=(created or b"").decode(),
+        return GameEntry(game_id=game_id, game=_text(game), seed=_text(seed),
+                         shard=int(shard or 0), created_at=_text(created or b""),
                          token_hashes=tuple(json.loads(tokens or b"[]")))
 
     def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
@@ -97,7 +107,7 @@ class RedisDirectory:
                    limit: int = 100) -> list[str]:
         """See ``GameDirectory.list_games``."""
         key = keys.GAMES_FINISHED if finished else keys.GAMES
-        return [g.decode() for g in self._r.zrange(key, offset, offset + limit - 1)]
+        return [_text(g) for g in self._r.zrange(key, offset, offset + limit - 1)]
 
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
         """See ``GameDirectory.record_result``."""
@@ -125,8 +135,8 @@ class RedisReadModels:
     def read(self, game_id: str, seat: int | None) -> bytes | None:
         """See ``ReadModels.read``."""
         key = keys.public(game_id) if seat is None else keys.view(game_id, seat)
-        raw: bytes | None = self._r.get(key)
-        return raw
+        # The client has decode_responses off: a value is bytes.
+        return cast("bytes | None", self._r.get(key))
 
 
 class RedisCommandBus:
@@ -141,13 +151,14 @@ class RedisCommandBus:
         pipe = self._r.pipeline(transaction=False)
         # NX keeps the outcome of a command id sent before.
         pipe.set(keys.result(game_id, command_id), pending, ex=RESULT_TTL, nx=True)
-        pipe.xadd(keys.command_stream(game_type, shard), dict(message))
+        fields: dict[FieldT, EncodableT] = {k: v for k, v in message.items()}
+        pipe.xadd(keys.command_stream(game_type, shard), fields)
         pipe.execute()
 
     def outcome(self, game_id: str, command_id: str) -> str | None:
         """See ``CommandBus.outcome``."""
         raw = self._r.get(keys.result(game_id, command_id))
-        return raw.decode() if raw is not None else None
+        return _text(raw) if raw is not None else None
 
     def complete(self, game_id: str, command_id: str, outcome: str, reply: str) -> None:
         """See ``CommandBus.complete``."""
@@ -159,7 +170,8 @@ class RedisCommandBus:
     def wait_reply(self, game_id: str, command_id: str, timeout: float) -> bytes | None:
         """See ``CommandBus.wait_reply``."""
         popped = self._r.blpop([keys.reply(game_id, command_id)], timeout=timeout)
-        return None if popped is None else popped[1]
+        # The client has decode_responses off: the value is bytes.
+        return None if popped is None else cast(bytes, popped[1])
 
     def send_once(self, game_id: str, command_id: str, ttl: int) -> bool:
         """See ``CommandBus.send_once``."""
@@ -222,7 +234,7 @@ class RedisClock(SystemClock):
 
     def due(self, epoch: float, limit: int = 100) -> list[str]:
         """See ``Clock.due``."""
-        return [k.decode() for k in
+        return [_text(k) for k in
                 self._r.zrangebyscore(keys.DEADLINES, "-inf", epoch, start=0, num=limit)]
 
 

@@ -764,11 +764,11 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "legal_commands": [],
         "outcome": outcome(state),
     }
-    if own:
-        mine = returned[seat]  # type: ignore[index]
-        out["opponent_known_cards"] = _cards_json(known[1 - seat])  # type: ignore[operator]
+    if own and seat is not None:
+        mine = returned[seat]
+        out["opponent_known_cards"] = _cards_json(known[1 - seat])
         out["deck_known"] = [card_json(c) if mine >> c & 1 else None for c in deck]
-        out["legal_commands"] = [command_to_json(c) for c in legal_commands(state, seat)]  # type: ignore[arg-type]
+        out["legal_commands"] = [command_to_json(c) for c in legal_commands(state, seat)]
     return out
 
 
@@ -905,7 +905,7 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     )
     scores = (view["scores"][0] - treasure[0], view["scores"][1] - treasure[1])
     game = Game(view["target"], view["first_dealer"], view["dealer"], view["round"], scores,
-                history)  # type: ignore[arg-type]  # fmt: skip
+                history)  # fmt: skip
     hands = [0, 0]
     hands[seat], hands[other] = own, opponent
     returned = [0, 0]
@@ -1162,7 +1162,7 @@ def _trick_table() -> tuple[tuple[tuple[TrickWon, int], ...], ...]:
     """``[leader * 33 + decree][lead * 33 + second]`` -> (the shared TrickWon event, what it
     adds to the state's ``tally``)."""
     cache: dict[tuple[int, int, int], tuple[TrickWon, int]] = {}
-    rows = []
+    rows: list[tuple[tuple[TrickWon, int], ...]] = []
     for leader in (0, 1):
         by_trump = []
         for trump in range(3):

@@ -9,7 +9,7 @@ the command id.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import redis
@@ -95,7 +95,11 @@ class RedisEventStore:
         # Start one entry early: its hash is the first envelope's prev_hash.
         start = max(after, 1)
         count = None if limit is None else limit + (after >= 1)
-        rows = self._r.xrange(keys.events(game_id), min=f"0-{start}", max="+", count=count)
+        # The client has decode_responses off: field names and values are bytes.
+        rows = cast(
+            "list[tuple[bytes, dict[bytes, bytes]]]",
+            self._r.xrange(keys.events(game_id), min=f"0-{start}", max="+", count=count),
+        )
         docs = [orjson.loads(fields[b"env"]) for _id, fields in rows]
         prev = GENESIS_HASH
         if after >= 1:

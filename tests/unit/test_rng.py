@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import random
 from collections import Counter
 
 import pytest
@@ -53,6 +52,13 @@ def test_bot_randomness_comes_from_the_secret_seed_seat_and_version() -> None:
 
 
 def test_bot_randomness_follows_the_documented_derivation() -> None:
-    block = hmac.new(b"seed", b"bot:2:v9:0", hashlib.sha256).digest()
-    expected = random.Random(int.from_bytes(block, "big"))
-    assert bot_random("seed", 2, 9).random() == expected.random()
+    block = int.from_bytes(hmac.new(b"seed", b"bot:2:v9:0", hashlib.sha256).digest(), "big")
+    assert bot_random("seed", 2, 9).getrandbits(5) == block >> 251
+    # choice, randint and shuffle draw with the stream's below(n), as the engines do.
+    assert bot_random("seed", 2, 9).choice(range(20)) == Rng("seed", "bot:2:v9").below(20)
+    assert bot_random("seed", 2, 9).randint(1, 6) == 1 + Rng("seed", "bot:2:v9").below(6)
+
+
+def test_bot_randomness_is_uniform_enough() -> None:
+    counts = Counter(bot_random("u", 0, v).choice("abc") for v in range(3000))
+    assert all(900 < c < 1100 for c in counts.values())

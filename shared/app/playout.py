@@ -1,0 +1,141 @@
+"""The one play-out driver: a whole game in process with the service's randomness labels.
+
+``tabletop simulate``, tournaments and tests play games here. A game played here and the same
+commands sent through the service (same seed, same command ids, same clock) give the same
+envelopes byte for byte: both seal ``handlers.creation_events`` with command id ``create``,
+decide each command with ``handlers.decide_events`` at label ``v<version>``, record the command
+in its first envelope, and let the bot at seat ``s`` draw from ``bot_random(seed, s, version)``
+with the command id ``bot-<s>-<version>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared import games
+from shared.app import bots
+from shared.app.handlers import creation_events, decide_events, seats_from_specs
+from shared.events import GENESIS_HASH, Envelope, seal
+from shared.games.rng import Rng, bot_choice_index, bot_random
+from shared.projections import view
+from shared.record import GameRecord, fold
+
+# (record before the move, seat) -> (command id, client JSON), or None to let the seat's bot act
+Chooser = Callable[[GameRecord, int], tuple[str, dict[str, Any]] | None]
+
+
+@dataclass(slots=True)
+class Played:
+    """A finished play-out: the final record, and the envelopes when they were kept."""
+
+    record: GameRecord
+    actions: int = 0
+    envelopes: list[Envelope] = field(default_factory=list)
+    commands: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+
+
+def play(
+    game: str,
+    seat_specs: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any],
+    seed: str,
+    *,
+    clock: Callable[[], str] = lambda: "1970-01-01T00:00:00.000Z",
+    chooser: Chooser | None = None,
+    keep_envelopes: bool = True,
+    max_actions: int = 100_000,
+    on_step: Callable[[GameRecord, int, Any, list[Any]], None] | None = None,
+) -> Played:
+    """Play one game to its end. Each seat to act (the first of ``to_act``) moves by
+    ``chooser`` when it gives a command, else by its bot (seats without a bot play ``random``).
+
+    With ``keep_envelopes`` the sealed, hash-chained log is kept (what tournaments append);
+    without it only states are folded (the fast path of benchmarks: same games, no hashing).
+    ``on_step(record_before, seat, command, events)`` sees every move.
+    """
+    engine = games.get(game)
+    seats, _tokens = seats_from_specs(seat_specs)
+    opts = engine.parse_options(len(seats), dict(options))
+    new = creation_events(game, seats, opts, seed)
+    envs = seal(new, after_version=0, prev_hash=GENESIS_HASH, command_id="create", seat=None,
+                at=clock())
+    record = fold("playout", envs)
+    played = Played(record=record, envelopes=list(envs) if keep_envelopes else [])
+    lists_all = engine.TRAITS.lists_all_commands
+    outcome, to_act = engine.outcome, engine.to_act
+    if not keep_envelopes and chooser is None and on_step is None:
+        return _fast(engine, played, seed, max_actions)
+    while outcome(record.state) is None:
+        if played.actions >= max_actions:
+            raise RuntimeError(f"game did not end within {max_actions} actions")
+        seat = to_act(record.state)[0]
+        version = record.version
+        chosen = chooser(record, seat) if chooser is not None else None
+        if chosen is None:
+            cid = f"bot-{seat}-{version}"
+            name = record.match.seats[seat].bot or "random"
+            if name == "random" and lists_all:
+                # What the random bot picks from the view's legal_commands, without the view.
+                legal = engine.legal_commands(record.state, seat)
+                command = legal[bot_choice_index(seed, seat, version, len(legal))]
+            else:
+                body = bots.get(name)(view(record, seat), bot_random(seed, seat, version))
+                assert body is not None, "a bot to act had nothing to do"
+                command = engine.parse_command(body)
+        else:
+            cid, body = chosen
+            command = engine.parse_command(body)
+        events, state = decide_events(engine, record.state, seat, command, seed, version)
+        if on_step is not None:
+            on_step(record, seat, command, events)
+        parsed = engine.command_to_json(command)
+        if keep_envelopes:
+            sealed = seal(events, after_version=version, prev_hash=record.head_hash,
+                          command_id=cid, seat=seat, at=clock(), command=parsed)
+            played.envelopes.extend(sealed)
+            played.commands.append((cid, seat, parsed))
+            record = fold("playout", sealed, record)
+        else:
+            seed_out = events[-1].data["seed"] if events[-1].type == "seed_revealed" else None
+            record = GameRecord(id=record.id, match=record.match, version=version + len(events),
+                                head_hash=record.head_hash, state=state, seed=seed_out)
+        played.actions += 1
+    played.record = record
+    return played
+
+
+def _fast(engine: Any, played: Played, seed: str, max_actions: int) -> Played:
+    """The same game as ``play`` when only the end matters: states folded straight from the
+    engine's events (no JSON, no envelopes), versions counted as the service counts them."""
+    record = played.record
+    state, version = record.state, record.version
+    outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
+    decide, evolve = engine.decide, engine.evolve
+    names = [s.bot or "random" for s in record.match.seats]
+    listed = engine.TRAITS.lists_all_commands
+    actions = 0
+    while outcome(state) is None:
+        if actions >= max_actions:
+            raise RuntimeError(f"game did not end within {max_actions} actions")
+        seat = to_act(state)[0]
+        if names[seat] == "random" and listed:
+            legal = legal_commands(state, seat)
+            command = legal[bot_choice_index(seed, seat, version, len(legal))]
+        else:
+            doc = view(GameRecord(id=record.id, match=record.match, version=version,
+                                  head_hash=record.head_hash, state=state), seat)
+            body = bots.get(names[seat])(doc, bot_random(seed, seat, version))
+            assert body is not None, "a bot to act had nothing to do"
+            command = engine.parse_command(body)
+        events = decide(state, seat, command, Rng(seed, f"v{version}"))
+        for e in events:
+            state = evolve(state, e)
+        version += len(events)
+        actions += 1
+    version += 1  # seed_revealed
+    played.record = GameRecord(id=record.id, match=record.match, version=version,
+                               head_hash=record.head_hash, state=state, seed=seed)
+    played.actions = actions
+    return played
