@@ -93,7 +93,7 @@ def run_simulation(args: argparse.Namespace) -> int:
             print(f"--bots names {len(bots)} seats but --players is {seats}", file=sys.stderr)
             return 2
     seats = seats or engine.MIN_SEATS
-    bots = bots if args.bots else None
+    chosen: list[str] | None = bots if args.bots else None
     options = {}
     for item in args.option:
         key, _, value = item.partition("=")
@@ -108,7 +108,7 @@ def run_simulation(args: argparse.Namespace) -> int:
             seats=seats,
             options=options,
             progress=lambda done: progress.update(task, completed=done),
-            bots=bots,
+            bots=chosen,
         )
     table = Table(title=f"{args.game}: {result.games} random-bot games, seed {args.seed!r}")
     table.add_column("seat")

@@ -27,7 +27,7 @@ import hashlib
 import hmac
 import random
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -96,7 +96,7 @@ class BotRandom(random.Random):
     def __init__(self, rng: Rng) -> None:  # no super().__init__: the twister is never used
         self._rng = rng
 
-    def _randbelow(self, n: int) -> int:  # type: ignore[override]
+    def _randbelow(self, n: int) -> int:
         """``Rng.below(n)``: what ``choice``, ``randrange``, ``randint`` and ``shuffle`` use."""
         return self._rng.below(n)
 
@@ -118,7 +118,7 @@ class BotRandom(random.Random):
     def seed(self, *args: object, **kwargs: object) -> None:
         """Seeding is the ``Rng``'s business; ignored."""
 
-    def getstate(self) -> object:
+    def getstate(self) -> tuple[Any, ...]:
         """Not supported: the state is the ``Rng`` position."""
         raise NotImplementedError
 

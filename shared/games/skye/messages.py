@@ -315,7 +315,7 @@ def parse_command(data: Mapping[str, Any]) -> Any:
             errors["rotation"] = "one of 0, 90, 180, 270"
         if errors:
             raise invalid_command("malformed place command", **errors)
-        assert tile is not None
+        assert tile is not None and rotation is not None
         return Place(tile=tile, x=data["x"], y=data["y"], rotation=rotation)
     # set_prices
     errors = {}

@@ -1,0 +1,129 @@
+"""One contract suite per port; the in-memory and the Redis adapters both pass it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from shared.adapters.memory import memory_ports
+from shared.adapters.redis import redis_ports
+from shared.app.ports import GameEntry, Ports
+
+
+@pytest.fixture(params=["memory", "redis"])
+def ports(request: pytest.FixtureRequest) -> Iterator[Ports]:
+    if request.param == "memory":
+        yield memory_ports()
+        return
+    client: redis.Redis = request.getfixturevalue("redis_client")
+    yield redis_ports(client)
+
+
+def _entry(gid: str, tokens: tuple[str | None, ...] = ("h0", None)) -> GameEntry:
+    return GameEntry(game_id=gid, game="fox", seed="s3cret", shard=0,
+                     created_at="2026-01-01T00:00:00.000Z", token_hashes=tokens)
+
+
+def test_directory_registers_finds_lists_and_updates_games(ports: Ports) -> None:
+    d = ports.directory
+    assert d.get("nope") is None
+    d.register(_entry("g1"), 10.0)
+    d.register(_entry("g2"), 20.0)
+    assert d.get("g1") == _entry("g1")
+    assert d.list_games() == ["g1", "g2"]
+    assert d.list_games(offset=1, limit=5) == ["g2"]
+    d.set_token_hashes("g1", ["h0", "h1"])
+    assert d.get("g1").token_hashes == ("h0", "h1")  # type: ignore[union-attr]
+    assert d.list_games(finished=True) == []
+    d.mark_finished("g2", 30.0)
+    d.mark_finished("g2", 40.0)
+    d.mark_finished("g1", 35.0)
+    assert d.list_games(finished=True) == ["g2", "g1"]  # the first time counts
+
+
+def test_directory_keeps_the_first_result(ports: Ports) -> None:
+    d = ports.directory
+    assert d.result("g") is None
+    assert d.record_result("g", {"winners": [0]}) is True
+    assert d.record_result("g", {"winners": [1]}) is False
+    assert d.result("g") == {"winners": [0]}
+
+
+def test_read_models_replace_every_projection(ports: Ports) -> None:
+    rm = ports.read_models
+    assert rm.read("g", None) is None and rm.read("g", 0) is None
+    rm.write("g", ['{"seat":0}', '{"seat":1}'], '{"public":true}')
+    assert rm.read("g", 1) == b'{"seat":1}'
+    assert rm.read("g", None) == b'{"public":true}'
+    with ports.unit():  # batched writes land when the block ends
+        rm.write("g", ['{"v":2}', '{"v":2}'], '{"v":2}')
+    assert rm.read("g", 0) == b'{"v":2}'
+
+
+def test_a_failed_unit_writes_nothing_on_redis_and_at_once_in_memory(ports: Ports) -> None:
+    with pytest.raises(RuntimeError), ports.unit():
+        ports.read_models.write("g", ['{"v":1}'], '{"v":1}')
+        raise RuntimeError("boom")
+    # Memory applies writes as they come; Redis discards the pipeline of a failed block.
+    expected = b'{"v":1}' if ports.client is None else None
+    assert ports.read_models.read("g", None) == expected
+
+
+def test_command_bus_keeps_the_first_pending_and_hands_over_the_reply(ports: Ports) -> None:
+    bus = ports.bus
+    fields = {"id": "c1", "game": "g", "seat": "0", "body": "{}", "ev": ""}
+    bus.put("fox", 0, fields, game_id="g", command_id="c1", pending='{"status":"pending"}')
+    assert bus.outcome("g", "c1") == '{"status":"pending"}'
+    bus.complete("g", "c1", '{"status":"accepted"}', 'reply\nview')
+    # A resent id keeps its outcome.
+    bus.put("fox", 0, fields, game_id="g", command_id="c1", pending='{"status":"pending"}')
+    assert bus.outcome("g", "c1") == '{"status":"accepted"}'
+    assert bus.wait_reply("g", "c1", 1.0) == b"reply\nview"
+    assert bus.wait_reply("g", "c2", 0.05) is None
+
+
+def test_a_waiting_client_gets_a_reply_sent_later(ports: Ports) -> None:
+    got: list[bytes | None] = []
+    waiter = threading.Thread(target=lambda: got.append(ports.bus.wait_reply("g", "c", 10)))
+    waiter.start()
+    ports.bus.complete("g", "c", "{}", "late")
+    waiter.join(15)
+    assert got == [b"late"]
+
+
+def test_send_once_is_true_only_the_first_time(ports: Ports) -> None:
+    assert ports.bus.send_once("g", "bot-1-5", 60) is True
+    assert ports.bus.send_once("g", "bot-1-5", 60) is False
+    assert ports.bus.send_once("g", "bot-1-6", 60) is True
+
+
+def test_notifier_delivers_announcements_to_subscribers(ports: Ports) -> None:
+    sub = ports.notifier.subscribe("g")
+    try:
+        deadline = time.monotonic() + 10
+        got = None
+        while got is None and time.monotonic() < deadline:  # a subscription takes a moment
+            ports.notifier.announce("g", 7)
+            got = sub.next(0.2)
+        assert got == 7
+        ports.notifier.announce("other", 9)
+        assert sub.next(0.1) in (None, 7)  # never another game's version
+    finally:
+        sub.close()
+
+
+def test_clock_tells_time_and_due_deadlines(ports: Ports) -> None:
+    c = ports.clock
+    assert c.now().endswith("Z") and abs(c.epoch() - time.time()) < 60
+    c.set_deadline("g:0", 100.0)
+    c.set_deadline("g:1", 50.0)
+    c.set_deadline("g:2", 500.0)
+    assert c.due(200.0) == ["g:1", "g:0"]
+    c.set_deadline("g:1", 300.0)  # moved
+    c.cancel_deadline("g:0")
+    assert c.due(200.0) == []
+    assert c.due(1000.0, limit=1) == ["g:1"]
