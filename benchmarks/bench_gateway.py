@@ -47,8 +47,11 @@ def _client(port: int, seconds: float, threads: int, seed: int, out: Any) -> Non
 
         mine: list[float] = []
         while time.monotonic() < stop_at:
-            status, game = call("POST", "/v1/games", {
-                "game": "fox", "seats": [{"name": "a"}, {"name": "b"}], "options": {"target": 35}})
+            status, game = call(
+                "POST",
+                "/v1/games",
+                {"game": "fox", "seats": [{"name": "a"}, {"name": "b"}], "options": {"target": 35}},
+            )
             gid, tokens = game["id"], game["tokens"]
             view = game["view"]
             while view["outcome"] is None and time.monotonic() < stop_at:
@@ -58,8 +61,9 @@ def _client(port: int, seconds: float, threads: int, seed: int, out: Any) -> Non
                     _, view = call("GET", f"/v1/games/{gid}", headers=auth)
                 cmd = rng.choice(view["legal_commands"])
                 t = time.perf_counter()
-                status, new = call("POST", f"/v1/games/{gid}/commands", cmd,
-                                   {**auth, "Prefer": "wait=10"})
+                status, new = call(
+                    "POST", f"/v1/games/{gid}/commands", cmd, {**auth, "Prefer": "wait=10"}
+                )
                 mine.append(time.perf_counter() - t)
                 if status != 200:
                     errors[0] += 1
@@ -95,21 +99,47 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
-def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_workers: int = 2,
-        game_workers: int = 1) -> dict[str, Any]:
+def run(
+    seconds: float = 15.0,
+    clients: int = 2,
+    threads: int = 8,
+    gateway_workers: int = 2,
+    game_workers: int = 1,
+) -> dict[str, Any]:
     """Start the stack, drive it, stop it; returns the figures."""
     server = RedisServer()
     port = free_port()
     env = {"GATEWAY_THREADS": "16", **os.environ, "REDIS_URL": server.url}
-    procs = [subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy/gunicorn.conf.py"),
-         "--bind", f"127.0.0.1:{port}", "--workers", str(gateway_workers),
-         "services.gateway.app:create_app()"], env={**env, "TABLETOP_BOT_DISPATCH": "none"}, cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                str(ROOT / "deploy/gunicorn.conf.py"),
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(gateway_workers),
+                "services.gateway.app:create_app()",
+            ],
+            env={**env, "TABLETOP_BOT_DISPATCH": "none"},
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     for _ in range(game_workers):
-        procs.append(subprocess.Popen([sys.executable, "-m", "services.cli", "worker", "--game",
-                                       "fox"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "services.cli", "worker", "--game", "fox"],
+                env=env,
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -126,13 +156,19 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
         time.sleep(1.0)  # let the workers join their consumer group
         raw = redis_round_trip(server.url)
         q: Any = mp.Queue()
-        ps = [mp.Process(target=_client, args=(port, seconds, threads, i, q))
-              for i in range(clients)]
-        roles = {"gateway (gunicorn)": procs[0].pid, "game worker(s)": None,
-                 "redis-server": server.proc.pid}
-        before = {"gateway (gunicorn)": _cpu_seconds(procs[0].pid),
-                  "game worker(s)": sum(_cpu_seconds(p.pid) for p in procs[1:]),
-                  "redis-server": _cpu_seconds(server.proc.pid)}
+        ps = [
+            mp.Process(target=_client, args=(port, seconds, threads, i, q)) for i in range(clients)
+        ]
+        roles = {
+            "gateway (gunicorn)": procs[0].pid,
+            "game worker(s)": None,
+            "redis-server": server.proc.pid,
+        }
+        before = {
+            "gateway (gunicorn)": _cpu_seconds(procs[0].pid),
+            "game worker(s)": sum(_cpu_seconds(p.pid) for p in procs[1:]),
+            "redis-server": _cpu_seconds(server.proc.pid),
+        }
         start = time.perf_counter()
         for p in ps:
             p.start()
@@ -143,9 +179,11 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
             lat.extend(got)
             errors += err
         elapsed = time.perf_counter() - start
-        after = {"gateway (gunicorn)": _cpu_seconds(procs[0].pid),
-                 "game worker(s)": sum(_cpu_seconds(p.pid) for p in procs[1:]),
-                 "redis-server": _cpu_seconds(server.proc.pid)}
+        after = {
+            "gateway (gunicorn)": _cpu_seconds(procs[0].pid),
+            "game worker(s)": sum(_cpu_seconds(p.pid) for p in procs[1:]),
+            "redis-server": _cpu_seconds(server.proc.pid),
+        }
         for p in ps:
             p.join()
         del roles
@@ -172,8 +210,7 @@ def run(seconds: float = 15.0, clients: int = 2, threads: int = 8, gateway_worke
         "gateway_workers": gateway_workers,
         "game_workers": game_workers,
         "latencies_ms": [x * 1e3 for x in lat],
-        "cpu_ms_per_command": {k: (after[k] - before[k]) * 1e3 / max(len(lat), 1)
-                               for k in before},
+        "cpu_ms_per_command": {k: (after[k] - before[k]) * 1e3 / max(len(lat), 1) for k in before},
     }
 
 

@@ -19,9 +19,10 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from shared.service import CommandMessage, GameService, NullDispatcher  # noqa: E402
+
 from shared import keys  # noqa: E402
 from shared.redis_server import RedisServer  # noqa: E402
-from shared.service import CommandMessage, GameService, NullDispatcher  # noqa: E402
 from shared.store.redis_streams import RedisEventStore  # noqa: E402
 
 
@@ -46,8 +47,12 @@ def run(games: int = 200, target: int = 21) -> dict[str, Any]:
                     break
                 seat = pub["to_act"][0]
                 view = json.loads(r.get(keys.view(gid, seat)))
-                msg = CommandMessage(command_id=f"c{g}-{n}", game_id=gid, seat=seat,
-                                     body=rng.choice(view["legal_commands"]))
+                msg = CommandMessage(
+                    command_id=f"c{g}-{n}",
+                    game_id=gid,
+                    seat=seat,
+                    body=rng.choice(view["legal_commands"]),
+                )
                 svc.submit(msg, "fox")
                 svc.handle(msg)
                 n += 1
@@ -66,7 +71,8 @@ def run(games: int = 200, target: int = 21) -> dict[str, Any]:
             + r.memory_usage(keys.public(sample)),
             "command ids": r.memory_usage(keys.commands(sample)),
             "command results (24 h TTL)": sum(
-                r.memory_usage(k) or 0 for k in r.scan_iter(f"game:{{{sample}}}:result:*")),
+                r.memory_usage(k) or 0 for k in r.scan_iter(f"game:{{{sample}}}:result:*")
+            ),
         }
         return {
             "games": games,

@@ -27,8 +27,10 @@ def machine() -> str:
         mem = f", {pages / 2**30:.0f} GiB"
     except (ValueError, OSError):
         pass
-    return (f"{os.cpu_count()} cores ({cpu}){mem}, Python {platform.python_version()}, "
-            f"{platform.system()} {platform.machine()}")
+    return (
+        f"{os.cpu_count()} cores ({cpu}){mem}, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.machine()}"
+    )
 
 
 def redis_round_trip(url: str, n: int = 5000) -> dict[str, float]:

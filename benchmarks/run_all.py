@@ -42,9 +42,16 @@ def _playouts(quick: bool) -> list[dict[str, Any]]:
             if best is None or res.actions_per_second > best.actions_per_second:
                 best = res
         assert best is not None
-        out.append({"game": game, "seats": seats, "games": best.games, "actions": best.actions,
-                    "games_per_s": best.games_per_second,
-                    "actions_per_s": best.actions_per_second})
+        out.append(
+            {
+                "game": game,
+                "seats": seats,
+                "games": best.games,
+                "actions": best.actions,
+                "games_per_s": best.games_per_second,
+                "actions_per_s": best.actions_per_second,
+            }
+        )
     return out
 
 
@@ -62,8 +69,12 @@ def _fox_engine_only(games: int) -> dict[str, Any]:
         if best is None or elapsed < best[0]:
             best = (elapsed, actions)
     assert best is not None
-    return {"games": games, "actions": best[1], "actions_per_s": best[1] / best[0],
-            "games_per_s": games / best[0]}
+    return {
+        "games": games,
+        "actions": best[1],
+        "actions_per_s": best[1] / best[0],
+        "games_per_s": games / best[0],
+    }
 
 
 def main() -> None:
@@ -86,8 +97,7 @@ def main() -> None:
     print("fox engine only", engine_only, flush=True)
     gateway = bench_gateway.run(seconds=5 if args.quick else args.seconds)
     print("gateway", {k: v for k, v in gateway.items() if k != "latencies_ms"}, flush=True)
-    light = bench_gateway.run(seconds=5 if args.quick else args.seconds / 2, clients=2,
-                              threads=2)
+    light = bench_gateway.run(seconds=5 if args.quick else args.seconds / 2, clients=2, threads=2)
     light.pop("latencies_ms")
     gateway["light"] = light
     print("gateway, 4 clients", light, flush=True)
@@ -97,11 +107,19 @@ def main() -> None:
     print("cold loads", memory["cold_loads"], flush=True)
     latencies = gateway.pop("latencies_ms")
     plot_latency(latencies, gateway, ROOT / "benchmarks" / "latency.png")
-    Path(args.out).write_text(report(raw, playouts, gateway, memory, engine_only,
-                                     quick=args.quick))
-    (ROOT / "benchmarks" / "last_run.json").write_text(json.dumps(
-        {"raw": raw, "playouts": playouts, "gateway": gateway, "memory": memory,
-         "engine_only": engine_only}, indent=2))
+    Path(args.out).write_text(report(raw, playouts, gateway, memory, engine_only, quick=args.quick))
+    (ROOT / "benchmarks" / "last_run.json").write_text(
+        json.dumps(
+            {
+                "raw": raw,
+                "playouts": playouts,
+                "gateway": gateway,
+                "memory": memory,
+                "engine_only": engine_only,
+            },
+            indent=2,
+        )
+    )
     print(f"wrote {args.out}")
 
 
@@ -114,22 +132,27 @@ def plot_latency(latencies: list[float], gateway: dict, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.hist(latencies, bins=80, color="#4c72b0")
-    for label, value, color in (("p50", gateway["p50_ms"], "#55a868"),
-                                ("p99", gateway["p99_ms"], "#c44e52")):
+    for label, value, color in (
+        ("p50", gateway["p50_ms"], "#55a868"),
+        ("p99", gateway["p99_ms"], "#c44e52"),
+    ):
         ax.axvline(value, color=color, linestyle="--", label=f"{label} {value:.1f} ms")
     ax.axvline(25, color="black", linestyle=":", label="p99 target 25 ms")
     ax.set_xlabel("latency of POST /commands with Prefer: wait (ms)")
     ax.set_ylabel("commands")
-    ax.set_title(f"{gateway['commands_per_s']:.0f} commands/s, "
-                 f"{gateway['concurrency']} concurrent clients, 2 cores")
+    ax.set_title(
+        f"{gateway['commands_per_s']:.0f} commands/s, "
+        f"{gateway['concurrency']} concurrent clients, 2 cores"
+    )
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def report(raw: dict, playouts: list[dict], gateway: dict, memory: dict, engine_only: dict,
-           *, quick: bool) -> str:
+def report(
+    raw: dict, playouts: list[dict], gateway: dict, memory: dict, engine_only: dict, *, quick: bool
+) -> str:
     """BENCHMARKS.md text."""
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     ping_us = raw["p50_ms"] * 1000
@@ -137,7 +160,8 @@ def report(raw: dict, playouts: list[dict], gateway: dict, memory: dict, engine_
         "# Benchmarks",
         "",
         f"Written by `make bench` (`python benchmarks/run_all.py`) on {when}"
-        + (" — quick mode, small samples" if quick else "") + ".",
+        + (" — quick mode, small samples" if quick else "")
+        + ".",
         f"Machine: {machine()}.",
         "Everything below ran in one run on this machine, load generator included; the raw",
         "Redis round trip of the same run is the yardstick.",
@@ -162,7 +186,8 @@ def report(raw: dict, playouts: list[dict], gateway: dict, memory: dict, engine_
         lines.append(
             f"| {p['game']} | {p['seats']} | {p['games']} | {p['actions']:,} | "
             f"{p['games_per_s']:,.1f} | {p['actions_per_s']:,.0f} | "
-            f"{p['actions_per_s'] / raw['ops_per_s']:.1f}× |")
+            f"{p['actions_per_s'] / raw['ops_per_s']:.1f}× |"
+        )
     lines += [
         "",
         f"The Fox engine loop alone (`benchmarks/bench_fox_engine.py`: no driver, CPU time, "
@@ -227,8 +252,11 @@ def report(raw: dict, playouts: list[dict], gateway: dict, memory: dict, engine_
         "",
         "| game | seats | events | cold load | vs. PING |",
         "| --- | --- | --- | --- | --- |",
-        *[f"| {c['game']} | {c['seats']} | {c['events']} | {c['cold_load_ms']:.2f} ms | "
-          f"{c['cold_load_ms'] / raw['p50_ms']:.0f}× |" for c in memory["cold_loads"]],
+        *[
+            f"| {c['game']} | {c['seats']} | {c['events']} | {c['cold_load_ms']:.2f} ms | "
+            f"{c['cold_load_ms'] / raw['p50_ms']:.0f}× |"
+            for c in memory["cold_loads"]
+        ],
         "",
         "At a few milliseconds for a whole game there are no snapshots yet: they would pay off",
         "for games of thousands of events, which none of the three games reaches.",
@@ -265,7 +293,6 @@ NOTES = """## What stands between these figures and the targets
   Command results (the outcome of each command, readable by its seat) expire after a day;
   reply lists after 60 s or when the waiting gateway pops them. The command log is kept as the
   record of everything submitted; trimming it is a policy not yet set."""
-
 
 
 if __name__ == "__main__":

@@ -30,8 +30,7 @@ class CeleryDispatcher:
         """The Celery client app."""
         if self._app is None:
             self._app = Celery("tabletop-client", broker=self._settings.redis_url)
-            self._app.conf.update(task_default_queue=QUEUE,
-                                  broker_connection_retry_on_startup=True)
+            self._app.conf.update(task_default_queue=QUEUE, broker_connection_retry_on_startup=True)
         return self._app
 
     def move(self, game_id: str, seat: int, version: int) -> None:

@@ -21,11 +21,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     run = sub.add_parser("run", help="start Redis (unless REDIS_URL), gateway, workers, Celery")
     run.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    run.add_argument("--redis-port", type=int,
-                     default=int(os.environ["REDIS_PORT"]) if os.environ.get("REDIS_PORT") else None,
-                     help="port for the redis-server it starts (default: REDIS_PORT, else free)")
-    run.add_argument("--gateway-workers", type=int,
-                     default=int(os.environ.get("GATEWAY_WORKERS", "2")))
+    run.add_argument(
+        "--redis-port",
+        type=int,
+        default=int(os.environ["REDIS_PORT"]) if os.environ.get("REDIS_PORT") else None,
+        help="port for the redis-server it starts (default: REDIS_PORT, else free)",
+    )
+    run.add_argument(
+        "--gateway-workers", type=int, default=int(os.environ.get("GATEWAY_WORKERS", "2"))
+    )
 
     worker = sub.add_parser("worker", help="consume one game type's command streams")
     worker.add_argument("--game", required=True)
@@ -41,12 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     rebuild = sub.add_parser("rebuild", help="rewrite every game's projections from its events")
     rebuild.add_argument("game_ids", nargs="*")
 
-    aud = sub.add_parser("audit", help="verify a game's events: chain, seed, opening draw, "
-                                       "replay")
+    aud = sub.add_parser("audit", help="verify a game's events: chain, seed, opening draw, replay")
     aud.add_argument("game_id")
     aud.add_argument("--api", default=os.environ.get("TABLETOP_API", "http://127.0.0.1:8000"))
-    aud.add_argument("--key", default=os.environ.get("TABLETOP_AUDITOR_KEY"),
-                     help="an auditor key (default: TABLETOP_AUDITOR_KEY)")
+    aud.add_argument(
+        "--key",
+        default=os.environ.get("TABLETOP_AUDITOR_KEY"),
+        help="an auditor key (default: TABLETOP_AUDITOR_KEY)",
+    )
     aud.add_argument("--events", help="read the events from this JSON file instead")
 
     args = parser.parse_args(argv)
@@ -85,8 +91,9 @@ def run_simulation(args: argparse.Namespace) -> int:
         bots = [b.strip() for b in args.bots.split(",")]
         unknown = [b for b in bots if b not in registry.names()]
         if unknown:
-            print(f"unknown bot {unknown[0]!r}; one of {', '.join(registry.names())}",
-                  file=sys.stderr)
+            print(
+                f"unknown bot {unknown[0]!r}; one of {', '.join(registry.names())}", file=sys.stderr
+            )
             return 2
         seats = seats or len(bots)
         if len(bots) != seats:
@@ -159,8 +166,10 @@ def run_audit(game_id: str, api: str, key: str | None, path: str | None) -> int:
         if not key:
             print("an auditor key is needed (--key or TABLETOP_AUDITOR_KEY)", file=sys.stderr)
             return 2
-        request = urllib.request.Request(f"{api}/v1/games/{game_id}/events?limit=10000",
-                                         headers={"Authorization": f"Bearer {key}"})
+        request = urllib.request.Request(
+            f"{api}/v1/games/{game_id}/events?limit=10000",
+            headers={"Authorization": f"Bearer {key}"},
+        )
         with urllib.request.urlopen(request) as resp:
             doc = json.load(resp)
     report = audit(game_id, doc["events"] if isinstance(doc, dict) else doc)
@@ -197,20 +206,52 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
     procs: list[subprocess.Popen[bytes]] = []
     py = sys.executable
     try:
-        procs.append(subprocess.Popen(
-            [py, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
-             "--bind", f"127.0.0.1:{port}", "--workers", str(gateway_workers),
-             "services.gateway.app:create_app()"], env=env))
+        procs.append(
+            subprocess.Popen(
+                [
+                    py,
+                    "-m",
+                    "gunicorn",
+                    "-c",
+                    str(ROOT / "deploy" / "gunicorn.conf.py"),
+                    "--bind",
+                    f"127.0.0.1:{port}",
+                    "--workers",
+                    str(gateway_workers),
+                    "services.gateway.app:create_app()",
+                ],
+                env=env,
+            )
+        )
         for game in available_games():
-            procs.append(subprocess.Popen([py, "-m", "services.cli", "worker", "--game", game],
-                                          env=env))
-        procs.append(subprocess.Popen(
-            [py, "-m", "celery", "-A", "services.bots.worker", "worker", "-Q", "tabletop",
-             "--concurrency", "2", "--loglevel", "WARNING", "-n", f"bots-{os.getpid()}@%h"],
-            env=env))
+            procs.append(
+                subprocess.Popen([py, "-m", "services.cli", "worker", "--game", game], env=env)
+            )
+        procs.append(
+            subprocess.Popen(
+                [
+                    py,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "services.bots.worker",
+                    "worker",
+                    "-Q",
+                    "tabletop",
+                    "--concurrency",
+                    "2",
+                    "--loglevel",
+                    "WARNING",
+                    "-n",
+                    f"bots-{os.getpid()}@%h",
+                ],
+                env=env,
+            )
+        )
         print(f"tabletop is running at http://127.0.0.1:{port}  (Redis: {env['REDIS_URL']})")
-        print(f"OpenAPI: http://127.0.0.1:{port}/openapi.json  — Ctrl-C stops everything",
-              flush=True)
+        print(
+            f"OpenAPI: http://127.0.0.1:{port}/openapi.json  — Ctrl-C stops everything", flush=True
+        )
         stop = {"now": False}
 
         def _stop(*_: object) -> None:

@@ -72,13 +72,12 @@ def audit(game_id: str, docs: Iterable[Mapping[str, Any]]) -> AuditReport:
         report.failed("seed commitment", "the revealed seed does not match sha256 in game_created")
     if seed is not None:
         setup_docs = [
-            {"type": e.type, "data": e.data}
-            for e in envelopes[1:]
-            if e.command_id == "create"
+            {"type": e.type, "data": e.data} for e in envelopes[1:] if e.command_id == "create"
         ]
         n = len(created["seats"])
-        drawn = [engine.event_to_json(e)
-                 for e in engine.setup(n, created["options"], Rng(seed, "setup"))]
+        drawn = [
+            engine.event_to_json(e) for e in engine.setup(n, created["options"], Rng(seed, "setup"))
+        ]
         if _plain(drawn) == _plain(setup_docs):
             report.passed("opening draw", f"{len(drawn)} setup events recomputed from the seed")
         else:
@@ -89,8 +88,9 @@ def audit(game_id: str, docs: Iterable[Mapping[str, Any]]) -> AuditReport:
         report.failed("replay", f"{type(exc).__name__}: {exc}")
         return report
     result = engine.outcome(record.state)
-    report.passed("replay", f"{len(envelopes)} events fold into the final state "
-                            f"(outcome: {_summary(result)})")
+    report.passed(
+        "replay", f"{len(envelopes)} events fold into the final state (outcome: {_summary(result)})"
+    )
     return report
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
+
 def _keys(raw: str | None) -> frozenset[str]:
     return frozenset(k.strip() for k in (raw or "").split(",") if k.strip())
 

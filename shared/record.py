@@ -55,7 +55,9 @@ class GameRecord:
         return self.match.bot_seats
 
 
-def fold(game_id: str, envelopes: Iterable[Envelope], record: GameRecord | None = None) -> GameRecord:
+def fold(
+    game_id: str, envelopes: Iterable[Envelope], record: GameRecord | None = None
+) -> GameRecord:
     """The record after ``envelopes`` (continuing from ``record`` if given)."""
     match = record.match if record else None
     engine: Engine | None = record.engine if record else None
@@ -72,11 +74,14 @@ def fold(game_id: str, envelopes: Iterable[Envelope], record: GameRecord | None 
                     engine = games.get(match.game)
         else:
             assert engine is not None, "game_created must come first"
-            state = engine.evolve(state, engine.event_from_json({"type": env.type, "data": env.data}))
+            state = engine.evolve(
+                state, engine.event_from_json({"type": env.type, "data": env.data})
+            )
         version, head = env.version, env.hash
     if match is None:
         raise LookupError(f"game {game_id} has no events")
     if record is None:
-        return GameRecord(id=game_id, match=match, version=version, head_hash=head, state=state,
-                          seed=seed)
+        return GameRecord(
+            id=game_id, match=match, version=version, head_hash=head, state=state, seed=seed
+        )
     return replace(record, match=match, state=state, version=version, head_hash=head, seed=seed)

@@ -50,13 +50,20 @@ class RedisServer:
         self.dir = data_dir or tempfile.mkdtemp(prefix="tabletop-redis-")
         args = [
             server_binary(),
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", self.dir,
-            "--save", "" if not persist else "60 1",
-            "--appendonly", "yes" if persist else "no",
-            "--daemonize", "no",
-            "--loglevel", "warning",
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            self.dir,
+            "--save",
+            "" if not persist else "60 1",
+            "--appendonly",
+            "yes" if persist else "no",
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
         ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.url = f"redis://127.0.0.1:{self.port}/0"

@@ -13,9 +13,7 @@ from shared.redis_server import RedisServer
 
 # A busy 2-core CI machine must not turn slow examples into failures: play-outs are long by
 # nature. The checks that catch wrong strategies (filtering too much, huge data) stay on.
-settings.register_profile(
-    "tabletop", deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("tabletop", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "tabletop"))
 
 

@@ -81,8 +81,12 @@ def create_app(
     app.extensions["tabletop"] = application
     api = ProblemApi(app)
     api.spec.components.security_scheme(
-        "bearer", {"type": "http", "scheme": "bearer",
-                   "description": "a seat token, an organizer key or an auditor key"}
+        "bearer",
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "a seat token, an organizer key or an auditor key",
+        },
     )
     api.register_blueprint(routes.blp)
     app.register_error_handler(Problem, lambda p: p.response())
@@ -92,5 +96,9 @@ def create_app(
 
 def _redis_down(error: redis.RedisError) -> Any:
     log.error("redis error: %s", error)
-    return Problem(503, "service/unavailable", "the game store is unavailable; retry later",
-                   title="Service Unavailable").response({"Retry-After": "1"})
+    return Problem(
+        503,
+        "service/unavailable",
+        "the game store is unavailable; retry later",
+        title="Service Unavailable",
+    ).response({"Retry-After": "1"})

@@ -12,8 +12,16 @@ from shared.app.errors import AppError
 from shared.app.queries import AUDITOR_ROLE as AUDITOR
 from shared.app.queries import ORGANIZER, SEAT, SPECTATOR, Caller, Keys
 
-__all__ = ["AUDITOR", "ORGANIZER", "SEAT", "SPECTATOR", "Caller", "bearer", "caller_for",
-           "is_organizer"]
+__all__ = [
+    "AUDITOR",
+    "ORGANIZER",
+    "SEAT",
+    "SPECTATOR",
+    "Caller",
+    "bearer",
+    "caller_for",
+    "is_organizer",
+]
 
 
 def bearer() -> str | None:
@@ -23,8 +31,9 @@ def bearer() -> str | None:
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Problem(401, "auth/malformed", "use 'Authorization: Bearer <token>'",
-                      title="Unauthorized")
+        raise Problem(
+            401, "auth/malformed", "use 'Authorization: Bearer <token>'", title="Unauthorized"
+        )
     return token.strip()
 
 

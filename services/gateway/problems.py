@@ -12,6 +12,7 @@ from shared.games import errors
 
 PROBLEM_TYPE = "application/problem+json"
 
+
 class Problem(Exception):
     """An error answered as a problem body; raise it anywhere in a view."""
 
@@ -52,8 +53,13 @@ class Problem(Exception):
     def from_app_error(cls, error: AppError) -> Problem:
         """The problem for an error of the application (its code, status and field errors)."""
         same = status_of(error.code) == error.status
-        return cls(error.status, error.code, error.detail, errors_=error.errors,
-                   title=None if same else _PHRASES.get(error.status))
+        return cls(
+            error.status,
+            error.code,
+            error.detail,
+            errors_=error.errors,
+            title=None if same else _PHRASES.get(error.status),
+        )
 
     def body(self) -> dict[str, Any]:
         """The JSON body."""
@@ -118,8 +124,11 @@ def flat_field_errors(nested: dict[str, Any], prefix: str = "") -> dict[str, lis
     flat: dict[str, list[str]] = {}
     for key, value in nested.items():
         key = str(key)
-        path = f"{prefix}[{key}]" if key.isdigit() and prefix else (
-            f"{prefix}.{key}" if prefix else key)
+        path = (
+            f"{prefix}[{key}]"
+            if key.isdigit() and prefix
+            else (f"{prefix}.{key}" if prefix else key)
+        )
         if isinstance(value, dict):
             flat.update(flat_field_errors(value, path))
         elif isinstance(value, list) and all(isinstance(v, str) for v in value):

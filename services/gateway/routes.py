@@ -33,8 +33,9 @@ class JsonBodyParser(FlaskParser):
         try:
             return webargs_core.parse_json(data)
         except RecursionError:  # nested deeper than the parser's stack: not a game command
-            raise Problem(400, "request/malformed", "the JSON body is nested too deeply",
-                          title="Bad Request") from None
+            raise Problem(
+                400, "request/malformed", "the JSON body is nested too deeply", title="Bad Request"
+            ) from None
 
 
 class GamesBlueprint(Blueprint):
@@ -91,17 +92,30 @@ class Games(MethodView):
         token = auth.bearer()
         options = body.get("options") or {}
         if ("seed" in body or "deal" in options) and not auth.is_organizer(token):
-            raise Problem(403, "auth/organizer_required",
-                          "a fixed seed or deal needs an organizer key", title="Forbidden")
+            raise Problem(
+                403,
+                "auth/organizer_required",
+                "a fixed seed or deal needs an organizer key",
+                title="Forbidden",
+            )
         if body["game"] not in games.names():
-            raise Problem(422, "options/invalid", f"unknown game {body['game']!r}",
-                          errors_={"game": [f"one of {', '.join(games.names())}"]})
+            raise Problem(
+                422,
+                "options/invalid",
+                f"unknown game {body['game']!r}",
+                errors_={"game": [f"one of {', '.join(games.names())}"]},
+            )
         try:
-            created = handlers.create_game(application(), body["game"], body["seats"], options,
-                                           body.get("seed"))
+            created = handlers.create_game(
+                application(), body["game"], body["seats"], options, body.get("seed")
+            )
         except KeyError as exc:
-            raise Problem(422, "options/invalid", f"game {body['game']!r} is not available",
-                          errors_={"game": ["not available"]}) from exc
+            raise Problem(
+                422,
+                "options/invalid",
+                f"game {body['game']!r} is not available",
+                errors_={"game": ["not available"]},
+            ) from exc
         except GameError as exc:
             raise Problem.from_game_error(exc) from exc
         record = created.record
@@ -114,14 +128,18 @@ class Games(MethodView):
                 entry["token"] = created.tokens[i]
             seats.append(entry)
         raw = application().ports.read_models.read(created.game_id, None)
-        return {
-            "id": created.game_id,
-            "game": record.game,
-            "version": record.version,
-            "seats": seats,
-            "tokens": created.tokens,
-            "view": json.loads(raw) if raw else None,
-        }, 201, {"Location": f"/v1/games/{created.game_id}"}
+        return (
+            {
+                "id": created.game_id,
+                "game": record.game,
+                "version": record.version,
+                "seats": seats,
+                "tokens": created.tokens,
+                "view": json.loads(raw) if raw else None,
+            },
+            201,
+            {"Location": f"/v1/games/{created.game_id}"},
+        )
 
 
 @blp.route("/v1/games/<game_id>")
@@ -139,8 +157,12 @@ class Game(MethodView):
         if caller.role == auth.AUDITOR and "seat" in query:
             seat = query["seat"]
         elif "seat" in query and query["seat"] != caller.seat:
-            raise Problem(403, "auth/forbidden", "only auditors may read another seat's view",
-                          title="Forbidden")
+            raise Problem(
+                403,
+                "auth/forbidden",
+                "only auditors may read another seat's view",
+                title="Forbidden",
+            )
         return _json_response(_read(queries.view_json, app, game_id, seat))
 
 
@@ -150,24 +172,46 @@ class Commands(MethodView):
 
     @blp.arguments(schemas.CommandSchema())
     @blp.response(202, schemas.CommandAcceptedSchema)
-    @blp.alt_response(200, schema=schemas.ViewSchema, description="with `Prefer: wait=N`: "
-                      "accepted, the seat's new view")
-    @blp.alt_response(409, schema=schemas.ProblemSchema, content_type="application/problem+json",
-                      description="expected_version is stale, or the game is over")
-    @blp.alt_response(422, schema=schemas.ProblemSchema, content_type="application/problem+json",
-                      description="the rules forbid the move (`code`, `rule`), or it is "
-                                  "malformed")
-    @blp.doc(security=SECURITY, parameters=[{
-        "in": "header", "name": "Prefer", "schema": {"type": "string"},
-        "description": "`wait=N`: wait up to N seconds for the outcome"}])
+    @blp.alt_response(
+        200,
+        schema=schemas.ViewSchema,
+        description="with `Prefer: wait=N`: accepted, the seat's new view",
+    )
+    @blp.alt_response(
+        409,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="expected_version is stale, or the game is over",
+    )
+    @blp.alt_response(
+        422,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="the rules forbid the move (`code`, `rule`), or it is malformed",
+    )
+    @blp.doc(
+        security=SECURITY,
+        parameters=[
+            {
+                "in": "header",
+                "name": "Prefer",
+                "schema": {"type": "string"},
+                "description": "`wait=N`: wait up to N seconds for the outcome",
+            }
+        ],
+    )
     def post(self, body: dict[str, Any], game_id: str) -> Any:
         """Send a command for the caller's seat; 202 with its id, or its outcome when waiting."""
         app = application()
         caller = auth.caller_for(app, game_id)
         if caller.role != auth.SEAT or caller.seat is None:
             status = 401 if caller.role == auth.SPECTATOR else 403
-            raise Problem(status, "auth/seat_required", "send a seat token to play",
-                          title="Unauthorized" if status == 401 else "Forbidden")
+            raise Problem(
+                status,
+                "auth/seat_required",
+                "send a seat token to play",
+                title="Unauthorized" if status == 401 else "Forbidden",
+            )
         game_type = _read(queries.game_type, app, game_id)
         engine = games.get(game_type)
         command = {k: v for k, v in body.items() if k not in ("id", "expected_version")}
@@ -187,15 +231,19 @@ class Commands(MethodView):
         location = f"/v1/games/{game_id}/commands/{cid}"
         wait = _prefer_wait()
         if wait is None:
-            return {"command_id": cid, "status": "pending", "location": location}, 202, {
-                "Location": location}
+            return (
+                {"command_id": cid, "status": "pending", "location": location},
+                202,
+                {"Location": location},
+            )
         reply = queries.wait_reply(app, game_id, cid, wait)
         headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
         if reply is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
         head, _, seat_view = reply.partition(b"\n")
-        return _outcome_response(app, game_id, caller.seat, json.loads(head), headers,
-                                 seat_view or None)
+        return _outcome_response(
+            app, game_id, caller.seat, json.loads(head), headers, seat_view or None
+        )
 
 
 @blp.route("/v1/games/<game_id>/commands/<command_id>")
@@ -203,8 +251,12 @@ class CommandStatus(MethodView):
     """What became of a command sent without waiting."""
 
     @blp.response(200, schemas.CommandAcceptedSchema)
-    @blp.alt_response(404, schema=schemas.ProblemSchema, content_type="application/problem+json",
-                      description="no such command of the caller's seat")
+    @blp.alt_response(
+        404,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="no such command of the caller's seat",
+    )
     @blp.doc(security=SECURITY)
     def get(self, game_id: str, command_id: str) -> Any:
         """`pending`, `accepted` (with the version) or `rejected` (with the error as a problem
@@ -220,9 +272,12 @@ class CommandStatus(MethodView):
             candidates.insert(0, _client_command_id(caller.seat, command_id))
         doc = queries.command_status(app, game_id, candidates, caller)
         if doc is None:
-            raise Problem(404, "command/not_found",
-                          f"no command {command_id} of yours in game {game_id}",
-                          title="No such command")
+            raise Problem(
+                404,
+                "command/not_found",
+                f"no command {command_id} of yours in game {game_id}",
+                title="No such command",
+            )
         if doc.get("status") in ("rejected", "error") and isinstance(doc.get("error"), dict):
             doc["error"] = _outcome_problem(doc).body()
         return doc
@@ -240,8 +295,9 @@ class Events(MethodView):
         seats and spectators (wholly secret events are left out)."""
         app = application()
         caller = auth.caller_for(app, game_id)
-        return _read(queries.events, app, game_id, caller, after=query["after"],
-                     limit=query["limit"])
+        return _read(
+            queries.events, app, game_id, caller, after=query["after"], limit=query["limit"]
+        )
 
 
 def _outcome_response(

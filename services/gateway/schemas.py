@@ -6,6 +6,7 @@ import marshmallow as ma
 from marshmallow import validate
 
 from shared.app import bots
+from shared.app.errors import CATALOGUE, ErrorCode
 from shared.app.handlers import JSON_SAFE_INT
 
 
@@ -80,7 +81,8 @@ class CommandSchema(ma.Schema):
         metadata={"description": "client command id; resending it never applies twice"},
     )
     expected_version = ma.fields.Integer(
-        strict=True, validate=validate.Range(min=0, max=JSON_SAFE_INT),
+        strict=True,
+        validate=validate.Range(min=0, max=JSON_SAFE_INT),
         metadata={"description": "reject with 409 unless the game is at this version"},
     )
 
@@ -140,10 +142,13 @@ class EventSchema(ma.Schema):
     prev_hash = ma.fields.String()
     hash = ma.fields.String()
     redacted = ma.fields.Boolean()
-    command = ma.fields.Dict(metadata={
-        "description": "on the first event a command caused: that command as the engine "
-                       "parsed it (hashed into the chain); readers other than its seat and "
-                       "auditors get it without its secret fields, with `redacted: true`"})
+    command = ma.fields.Dict(
+        metadata={
+            "description": "on the first event a command caused: that command as the engine "
+            "parsed it (hashed into the chain); readers other than its seat and "
+            "auditors get it without its secret fields, with `redacted: true`"
+        }
+    )
 
 
 class EventsSchema(ma.Schema):
@@ -168,9 +173,13 @@ class ProblemSchema(ma.Schema):
     title = ma.fields.String()
     status = ma.fields.Integer()
     detail = ma.fields.String()
-    code = ma.fields.String(metadata={
-        "description": "stable: move/illegal, move/not_your_turn, game/over, game/stale_version, "
-                       "game/not_found, command/invalid, options/invalid, auth/..., request/..."})
+    code = ma.fields.String(
+        metadata={
+            "description": "stable, from the error catalogue (shared/app/errors.py): "
+            + "; ".join(f"{c.value} ({CATALOGUE[c][0]})" for c in ErrorCode),
+            "enum": [c.value for c in ErrorCode],
+        }
+    )
     rule = ma.fields.String(metadata={"description": "for move/illegal: the rule that forbade it"})
     errors = ma.fields.Dict(metadata={"description": "per field"})
     command_id = ma.fields.String()

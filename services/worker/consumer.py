@@ -9,5 +9,11 @@ from shared.adapters.redis_consumer import (
     StreamConsumer,
 )
 
-__all__ = ["CLAIM_EVERY_S", "CLAIM_IDLE_MS", "GROUP", "MAX_DELIVERIES", "RETRY_EVERY_S",
-           "StreamConsumer"]
+__all__ = [
+    "CLAIM_EVERY_S",
+    "CLAIM_IDLE_MS",
+    "GROUP",
+    "MAX_DELIVERIES",
+    "RETRY_EVERY_S",
+    "StreamConsumer",
+]

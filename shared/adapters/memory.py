@@ -41,23 +41,27 @@ class MemoryDirectory:
         with self._lock:
             old = self._entries[game_id]
             self._entries[game_id] = GameEntry(
-                game_id=old.game_id, game=old.game, seed=old.seed, shard=old.shard,
-                created_at=old.created_at, token_hashes=tuple(token_hashes))
+                game_id=old.game_id,
+                game=old.game,
+                seed=old.seed,
+                shard=old.shard,
+                created_at=old.created_at,
+                token_hashes=tuple(token_hashes),
+            )
 
     def mark_finished(self, game_id: str, epoch: float) -> None:
         """See ``GameDirectory.mark_finished``."""
         with self._lock:
             self._finished.setdefault(game_id, epoch)
 
-    def list_games(self, *, finished: bool = False, offset: int = 0,
-                   limit: int = 100) -> list[str]:
+    def list_games(self, *, finished: bool = False, offset: int = 0, limit: int = 100) -> list[str]:
         """See ``GameDirectory.list_games``."""
         with self._lock:
             if finished:
                 ids = [g for g, _ in sorted(self._finished.items(), key=lambda kv: (kv[1], kv[0]))]
             else:
                 ids = [g for _, g in self._created]
-        return ids[offset:offset + limit]
+        return ids[offset : offset + limit]
 
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
         """See ``GameDirectory.record_result``."""
@@ -100,8 +104,16 @@ class MemoryCommandBus:
         self._once: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
 
-    def put(self, game_type: str, shard: int, message: Mapping[str, str], *, game_id: str,
-            command_id: str, pending: str) -> None:
+    def put(
+        self,
+        game_type: str,
+        shard: int,
+        message: Mapping[str, str],
+        *,
+        game_id: str,
+        command_id: str,
+        pending: str,
+    ) -> None:
         """See ``CommandBus.put``."""
         with self._lock:
             self._outcomes.setdefault((game_id, command_id), pending)

@@ -75,25 +75,34 @@ class RedisDirectory:
     def register(self, entry: GameEntry, created_epoch: float) -> None:
         """See ``GameDirectory.register``."""
         pipe = self._r.pipeline(transaction=False)
-        pipe.hset(keys.meta(entry.game_id), mapping={
-            "game": entry.game,
-            "seed": entry.seed,
-            "tokens": json.dumps(list(entry.token_hashes)),
-            "shard": str(entry.shard),
-            "created_at": entry.created_at,
-        })
+        pipe.hset(
+            keys.meta(entry.game_id),
+            mapping={
+                "game": entry.game,
+                "seed": entry.seed,
+                "tokens": json.dumps(list(entry.token_hashes)),
+                "shard": str(entry.shard),
+                "created_at": entry.created_at,
+            },
+        )
         pipe.zadd(keys.GAMES, {entry.game_id: created_epoch})
         pipe.execute()
 
     def get(self, game_id: str) -> GameEntry | None:
         """See ``GameDirectory.get``."""
         game, seed, tokens, shard, created = self._r.hmget(
-            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at")
+            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at"
+        )
         if game is None or seed is None:
             return None
-        return GameEntry(game_id=game_id, game=_text(game), seed=_text(seed),
-                         shard=int(shard or 0), created_at=_text(created or b""),
-                         token_hashes=tuple(json.loads(tokens or b"[]")))
+        return GameEntry(
+            game_id=game_id,
+            game=_text(game),
+            seed=_text(seed),
+            shard=int(shard or 0),
+            created_at=_text(created or b""),
+            token_hashes=tuple(json.loads(tokens or b"[]")),
+        )
 
     def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
         """See ``GameDirectory.set_token_hashes``."""
@@ -103,8 +112,7 @@ class RedisDirectory:
         """See ``GameDirectory.mark_finished``."""
         self._batch.writer().zadd(keys.GAMES_FINISHED, {game_id: epoch}, nx=True)
 
-    def list_games(self, *, finished: bool = False, offset: int = 0,
-                   limit: int = 100) -> list[str]:
+    def list_games(self, *, finished: bool = False, offset: int = 0, limit: int = 100) -> list[str]:
         """See ``GameDirectory.list_games``."""
         key = keys.GAMES_FINISHED if finished else keys.GAMES
         return [_text(g) for g in self._r.zrange(key, offset, offset + limit - 1)]
@@ -145,8 +153,16 @@ class RedisCommandBus:
     def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
         self._r, self._batch = client, batch
 
-    def put(self, game_type: str, shard: int, message: Mapping[str, str], *, game_id: str,
-            command_id: str, pending: str) -> None:
+    def put(
+        self,
+        game_type: str,
+        shard: int,
+        message: Mapping[str, str],
+        *,
+        game_id: str,
+        command_id: str,
+        pending: str,
+    ) -> None:
         """See ``CommandBus.put``: the pending outcome and the entry in one round trip."""
         pipe = self._r.pipeline(transaction=False)
         # NX keeps the outcome of a command id sent before.
@@ -234,12 +250,15 @@ class RedisClock(SystemClock):
 
     def due(self, epoch: float, limit: int = 100) -> list[str]:
         """See ``Clock.due``."""
-        return [_text(k) for k in
-                self._r.zrangebyscore(keys.DEADLINES, "-inf", epoch, start=0, num=limit)]
+        return [
+            _text(k)
+            for k in self._r.zrangebyscore(keys.DEADLINES, "-inf", epoch, start=0, num=limit)
+        ]
 
 
-def redis_ports(client: redis.Redis, *, dispatcher: BotDispatcher | None = None,
-                shards: int = 1) -> Ports:
+def redis_ports(
+    client: redis.Redis, *, dispatcher: BotDispatcher | None = None, shards: int = 1
+) -> Ports:
     """Every port on one Redis client."""
     batch = RedisBatch(client)
     return Ports(

@@ -168,7 +168,8 @@ class StreamConsumer:
         name = stream.decode() if isinstance(stream, bytes) else str(stream)
         entry = {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
         entry.update(
-            message_id=msg_id, error=repr(exc),
+            message_id=msg_id,
+            error=repr(exc),
             trace="".join(traceback.format_exception(exc))[-4000:],
         )
         self.r.xadd(keys.dead_letters(name), entry)

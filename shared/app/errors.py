@@ -88,8 +88,14 @@ def title_of(code: str) -> str | None:
 class AppError(Exception):
     """A request the application refuses (no such game, a token that is not valid here...)."""
 
-    def __init__(self, code: ErrorCode, detail: str, *, status: int | None = None,
-                 errors: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        detail: str,
+        *,
+        status: int | None = None,
+        errors: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail

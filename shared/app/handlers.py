@@ -38,6 +38,7 @@ from shared.store import DuplicateCommand, StaleVersion
 
 log = logging.getLogger(__name__)
 
+BOT_COMMAND_PREFIX = "bot-"  # a bot's command id: bot-<seat>-<version>
 BOT_SUBMIT_TTL = 300  # seconds a sent bot command blocks an identical resend
 RNG_NOTE = "HMAC-SHA256 counter stream, Fisher-Yates (shared/games/rng.py)"
 JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clients
@@ -51,24 +52,26 @@ def creation_events(
 ) -> list[NewEvent]:
     """``game_created`` and the engine's setup events, drawn with label ``setup``."""
     engine = games.get(game)
-    created = NewEvent(type=GAME_CREATED, data={
-        "game": game,
-        "seats": [seat_doc(s) for s in seats],
-        "options": dict(options),
-        "seed_sha256": seed_hash(seed),
-        "rng": RNG_NOTE,
-    })
-    setup = [engine.event_to_json(e) for e in engine.setup(len(seats), options,
-                                                            Rng(seed, "setup"))]
+    created = NewEvent(
+        type=GAME_CREATED,
+        data={
+            "game": game,
+            "seats": [seat_doc(s) for s in seats],
+            "options": dict(options),
+            "seed_sha256": seed_hash(seed),
+            "rng": RNG_NOTE,
+        },
+    )
+    setup = [engine.event_to_json(e) for e in engine.setup(len(seats), options, Rng(seed, "setup"))]
     return [created, *(NewEvent(type=d["type"], data=d["data"]) for d in setup)]
 
 
 def decide_events(
     engine: Engine, state: Any, seat: int, command: Any, seed: str, version: int
-) -> tuple[list[NewEvent], Any]:
-    """(events to append, state after them) for ``command`` decided at ``version`` with the
-    randomness of label ``v<version>``; ``seed_revealed`` closes a finished game. Raises
-    GameError."""
+) -> tuple[list[NewEvent], Any, list[Any]]:
+    """(events to append, state after them, the engine's events) for ``command`` decided at
+    ``version`` with the randomness of label ``v<version>``; ``seed_revealed`` closes a
+    finished game. Raises GameError."""
     if engine.outcome(state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
     events = engine.decide(state, seat, command, Rng(seed, f"v{version}"))
@@ -81,7 +84,7 @@ def decide_events(
         state = engine.evolve(state, e)
     if engine.outcome(state) is not None:
         new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed}))
-    return new, state
+    return new, state, events
 
 
 def seats_from_specs(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Seat], list[str | None]]:
@@ -130,13 +133,27 @@ def create_game(
     game_id = secrets.token_hex(8)
     seats, tokens = seats_from_specs(seat_specs)
     p = app.ports
-    envs = seal(creation_events(game, seats, opts, seed), after_version=0,
-                prev_hash=GENESIS_HASH, command_id="create", seat=None, at=p.clock.now())
+    envs = seal(
+        creation_events(game, seats, opts, seed),
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="create",
+        seat=None,
+        at=p.clock.now(),
+    )
     record = fold(game_id, envs)
     # The directory first: a game whose events exist must always have its seed and roster.
-    p.directory.register(GameEntry(game_id=game_id, game=game, seed=seed,
-                                   shard=shard_of(game_id, p.shards), created_at=envs[0].at,
-                                   token_hashes=record.match.token_hashes), p.clock.epoch())
+    p.directory.register(
+        GameEntry(
+            game_id=game_id,
+            game=game,
+            seed=seed,
+            shard=shard_of(game_id, p.shards),
+            created_at=envs[0].at,
+            token_hashes=record.match.token_hashes,
+        ),
+        p.clock.epoch(),
+    )
     p.store.append(game_id, envs, expected_version=0, command_id="create")
     app.remember(record)
     publish(app, record)
@@ -150,10 +167,18 @@ def submit_command(app: App, message: CommandMessage, game_type: str) -> str:
     """Put a command on its game type's command stream (the gateway's and bots' path), with a
     ``pending`` outcome so the command is known (not a 404) until its outcome replaces it."""
     p = app.ports
-    pending = json.dumps({"command_id": message.command_id, "status": "pending",
-                          "seat": message.seat}, separators=(",", ":"))
-    p.bus.put(game_type, shard_of(message.game_id, p.shards), message.to_fields(),
-              game_id=message.game_id, command_id=message.command_id, pending=pending)
+    pending = json.dumps(
+        {"command_id": message.command_id, "status": "pending", "seat": message.seat},
+        separators=(",", ":"),
+    )
+    p.bus.put(
+        game_type,
+        shard_of(message.game_id, p.shards),
+        message.to_fields(),
+        game_id=message.game_id,
+        command_id=message.command_id,
+        pending=pending,
+    )
     return message.command_id
 
 
@@ -196,13 +221,16 @@ def report_failure(
 ) -> None:
     """Tell a waiting client that its command hit a server fault it will not recover from."""
     outcome = rejected(message.command_id, errors.server_error(), None) | {
-        "status": "error", "seat": message.seat}
+        "status": "error",
+        "seat": message.seat,
+    }
     with app.ports.unit(ack):
         _complete(app, message, outcome, None)
 
 
-def _complete(app: App, message: CommandMessage, outcome: dict[str, Any],
-              views: list[str] | None) -> None:
+def _complete(
+    app: App, message: CommandMessage, outcome: dict[str, Any], views: list[str] | None
+) -> None:
     body = json.dumps(outcome, separators=(",", ":"))
     reply = body
     if views is not None and outcome["status"] == "accepted" and message.seat < len(views):
@@ -233,8 +261,15 @@ def _apply(
                 raise
             # Applied before (a redelivery after a crash): answer as it was answered.
             return accepted(cid, record, seen), record, None
-        envs = seal(new, after_version=record.version, prev_hash=record.head_hash,
-                    command_id=cid, seat=seat, at=app.ports.clock.now(), command=parsed)
+        envs = seal(
+            new,
+            after_version=record.version,
+            prev_hash=record.head_hash,
+            command_id=cid,
+            seat=seat,
+            at=app.ports.clock.now(),
+            command=parsed,
+        )
         try:
             result = store.append(gid, envs, expected_version=record.version, command_id=cid)
         except StaleVersion:
@@ -245,8 +280,9 @@ def _apply(
             return accepted(cid, record, (dup.first, dup.last)), record, None
         waiting = frozenset(record.engine.to_act(record.state))
         seed = new[-1].data["seed"] if new[-1].type == SEED_REVEALED else record.seed
-        record = replace(record, state=state, version=envs[-1].version,
-                         head_hash=envs[-1].hash, seed=seed)
+        record = replace(
+            record, state=state, version=envs[-1].version, head_hash=envs[-1].hash, seed=seed
+        )
         app.remember(record)
         return accepted(cid, record, (result.first, result.last)), record, waiting
     raise errors.stale("the game kept changing; try again")
@@ -258,16 +294,24 @@ def _decide(
     """(envelopes to append, state after them, the command as parsed) or GameError."""
     if message.expected_version is not None and message.expected_version != record.version:
         raise errors.stale(
-            f"expected version {message.expected_version}, game is at {record.version}")
+            f"expected version {message.expected_version}, game is at {record.version}"
+        )
     engine = record.engine
     if engine.outcome(record.state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
     seat = message.seat
     if not 0 <= seat < len(record.match.seats):
         raise GameError(rules.NOT_YOUR_TURN, f"no seat {seat} in this game")
+    # Who may act for a seat is the match's say, not a token cache's: a bot's seat takes only
+    # its bot's commands, a human's seat only its player's.
+    by_bot = message.command_id.startswith(BOT_COMMAND_PREFIX)
+    if by_bot != (record.match.seats[seat].bot is not None):
+        played_by = "a bot" if not by_bot else "its player"
+        raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} is played by {played_by}")
     command = engine.parse_command(message.body)
-    new, state = decide_events(engine, record.state, seat, command, secret_seed(app, record.id),
-                               record.version)
+    new, state, _ = decide_events(
+        engine, record.state, seat, command, secret_seed(app, record.id), record.version
+    )
     return new, state, engine.command_to_json(command)
 
 
@@ -335,7 +379,7 @@ def _retry_bot(app: App, message: CommandMessage) -> None:
     record = app.records.get(message.game_id)
     if (
         record is None
-        or not prefix.startswith("bot-")
+        or not prefix.startswith(BOT_COMMAND_PREFIX)
         or not decided.isdigit()
         or record.version <= int(decided)
         or message.seat not in record.engine.to_act(record.state)
@@ -386,7 +430,7 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
     # (Isle of Skye's prices and building) another seat's move does not spoil its choice;
     # the engine still checks the command.
     message = CommandMessage(
-        command_id=f"bot-{seat}-{version}",
+        command_id=f"{BOT_COMMAND_PREFIX}{seat}-{version}",
         game_id=game_id,
         seat=seat,
         body=command,
@@ -405,12 +449,15 @@ def finalize_game(app: App, game_id: str) -> str:
     outcome = record.engine.outcome(record.state)
     if outcome is None:
         return "not over"
-    app.ports.directory.record_result(game_id, {
-        "game": record.game,
-        "seats": [dict(s) for s in record.seats],
-        "outcome": outcome,
-        "version": record.version,
-    })
+    app.ports.directory.record_result(
+        game_id,
+        {
+            "game": record.game,
+            "seats": [dict(s) for s in record.seats],
+            "outcome": outcome,
+            "version": record.version,
+        },
+    )
     return "ok"
 
 
@@ -422,8 +469,9 @@ def _check_json_safe(options: Mapping[str, Any]) -> None:
     option it sits in."""
     for name, value in options.items():
         if not _json_safe(value):
-            raise rules.invalid_options(f"option {name!r} holds a number out of range",
-                                        **{str(name): "number out of range"})
+            raise rules.invalid_options(
+                f"option {name!r} holds a number out of range", **{str(name): "number out of range"}
+            )
 
 
 def _json_safe(value: Any) -> bool:

@@ -64,15 +64,23 @@ def seat_doc(seat: Seat) -> dict[str, Any]:
 
 
 def _seat(doc: Mapping[str, Any]) -> Seat:
-    return Seat(name=doc["name"], bot=doc.get("bot"), bot_spec=doc.get("bot_spec"),
-                token_sha256=doc.get("token_sha256"))
+    return Seat(
+        name=doc["name"],
+        bot=doc.get("bot"),
+        bot_spec=doc.get("bot_spec"),
+        token_sha256=doc.get("token_sha256"),
+    )
 
 
 def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | None:
     """The match after one service event (other event types leave it as it is)."""
     if type_ == GAME_CREATED:
-        return Match(game=data["game"], seats=tuple(_seat(s) for s in data["seats"]),
-                     options=data["options"], seed_sha256=data["seed_sha256"])
+        return Match(
+            game=data["game"],
+            seats=tuple(_seat(s) for s in data["seats"]),
+            options=data["options"],
+            seed_sha256=data["seed_sha256"],
+        )
     if match is None:
         return None
     if type_ == SEAT_CHANGED:

@@ -17,13 +17,16 @@ from typing import Any
 from shared import games
 from shared.app import bots
 from shared.app.handlers import creation_events, decide_events, seats_from_specs
+from shared.app.match import Match, Seat
 from shared.events import GENESIS_HASH, Envelope, seal
-from shared.games.rng import Rng, bot_choice_index, bot_random
+from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
 from shared.projections import view
 from shared.record import GameRecord, fold
 
 # (record before the move, seat) -> (command id, client JSON), or None to let the seat's bot act
 Chooser = Callable[[GameRecord, int], tuple[str, dict[str, Any]] | None]
+# (record before the move, seat, command, the engine's events, state after them)
+Step = Callable[[GameRecord, int, Any, list[Any], Any], None]
 
 
 @dataclass(slots=True)
@@ -46,27 +49,28 @@ def play(
     chooser: Chooser | None = None,
     keep_envelopes: bool = True,
     max_actions: int = 100_000,
-    on_step: Callable[[GameRecord, int, Any, list[Any]], None] | None = None,
+    on_step: Step | None = None,
 ) -> Played:
     """Play one game to its end. Each seat to act (the first of ``to_act``) moves by
     ``chooser`` when it gives a command, else by its bot (seats without a bot play ``random``).
 
     With ``keep_envelopes`` the sealed, hash-chained log is kept (what tournaments append);
     without it only states are folded (the fast path of benchmarks: same games, no hashing).
-    ``on_step(record_before, seat, command, events)`` sees every move.
+    ``on_step(record_before, seat, command, engine_events, state_after)`` sees every move.
     """
     engine = games.get(game)
     seats, _tokens = seats_from_specs(seat_specs)
     opts = engine.parse_options(len(seats), dict(options))
+    if not keep_envelopes and chooser is None and on_step is None:
+        return _fast(engine, game, seats, opts, seed, max_actions)
     new = creation_events(game, seats, opts, seed)
-    envs = seal(new, after_version=0, prev_hash=GENESIS_HASH, command_id="create", seat=None,
-                at=clock())
+    envs = seal(
+        new, after_version=0, prev_hash=GENESIS_HASH, command_id="create", seat=None, at=clock()
+    )
     record = fold("playout", envs)
     played = Played(record=record, envelopes=list(envs) if keep_envelopes else [])
     lists_all = engine.TRAITS.lists_all_commands
     outcome, to_act = engine.outcome, engine.to_act
-    if not keep_envelopes and chooser is None and on_step is None:
-        return _fast(engine, played, seed, max_actions)
     while outcome(record.state) is None:
         if played.actions >= max_actions:
             raise RuntimeError(f"game did not end within {max_actions} actions")
@@ -87,30 +91,56 @@ def play(
         else:
             cid, body = chosen
             command = engine.parse_command(body)
-        events, state = decide_events(engine, record.state, seat, command, seed, version)
+        events, state, decided = decide_events(engine, record.state, seat, command, seed, version)
         if on_step is not None:
-            on_step(record, seat, command, events)
+            on_step(record, seat, command, decided, state)
         parsed = engine.command_to_json(command)
         if keep_envelopes:
-            sealed = seal(events, after_version=version, prev_hash=record.head_hash,
-                          command_id=cid, seat=seat, at=clock(), command=parsed)
+            sealed = seal(
+                events,
+                after_version=version,
+                prev_hash=record.head_hash,
+                command_id=cid,
+                seat=seat,
+                at=clock(),
+                command=parsed,
+            )
             played.envelopes.extend(sealed)
             played.commands.append((cid, seat, parsed))
             record = fold("playout", sealed, record)
         else:
             seed_out = events[-1].data["seed"] if events[-1].type == "seed_revealed" else None
-            record = GameRecord(id=record.id, match=record.match, version=version + len(events),
-                                head_hash=record.head_hash, state=state, seed=seed_out)
+            record = GameRecord(
+                id=record.id,
+                match=record.match,
+                version=version + len(events),
+                head_hash=record.head_hash,
+                state=state,
+                seed=seed_out,
+            )
         played.actions += 1
     played.record = record
     return played
 
 
-def _fast(engine: Any, played: Played, seed: str, max_actions: int) -> Played:
+def _fast(
+    engine: Any,
+    game: str,
+    seats: Sequence[Seat],
+    options: Mapping[str, Any],
+    seed: str,
+    max_actions: int,
+) -> Played:
     """The same game as ``play`` when only the end matters: states folded straight from the
-    engine's events (no JSON, no envelopes), versions counted as the service counts them."""
-    record = played.record
-    state, version = record.state, record.version
+    engine's events (no JSON, no envelopes, no hashes), versions counted as the service counts
+    them (``game_created``, the setup events, then each command's events)."""
+    state = None
+    setup = engine.setup(len(seats), options, Rng(seed, "setup"))
+    for event in setup:
+        state = engine.evolve(state, event)
+    version = 1 + len(setup)
+    match = Match(game=game, seats=tuple(seats), options=options, seed_sha256=seed_hash(seed))
+    record = GameRecord(id="playout", match=match, version=version, head_hash="", state=state)
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
     decide, evolve = engine.decide, engine.evolve
     names = [s.bot or "random" for s in record.match.seats]
@@ -124,8 +154,16 @@ def _fast(engine: Any, played: Played, seed: str, max_actions: int) -> Played:
             legal = legal_commands(state, seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
-            doc = view(GameRecord(id=record.id, match=record.match, version=version,
-                                  head_hash=record.head_hash, state=state), seat)
+            doc = view(
+                GameRecord(
+                    id=record.id,
+                    match=record.match,
+                    version=version,
+                    head_hash=record.head_hash,
+                    state=state,
+                ),
+                seat,
+            )
             body = bots.get(names[seat])(doc, bot_random(seed, seat, version))
             assert body is not None, "a bot to act had nothing to do"
             command = engine.parse_command(body)
@@ -135,7 +173,12 @@ def _fast(engine: Any, played: Played, seed: str, max_actions: int) -> Played:
         version += len(events)
         actions += 1
     version += 1  # seed_revealed
-    played.record = GameRecord(id=record.id, match=record.match, version=version,
-                               head_hash=record.head_hash, state=state, seed=seed)
-    played.actions = actions
-    return played
+    final = GameRecord(
+        id=record.id,
+        match=record.match,
+        version=version,
+        head_hash=record.head_hash,
+        state=state,
+        seed=seed,
+    )
+    return Played(record=final, actions=actions)

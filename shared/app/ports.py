@@ -47,8 +47,7 @@ class GameDirectory(Protocol):
         """List the game as finished (the first call's time is kept)."""
         ...
 
-    def list_games(self, *, finished: bool = False, offset: int = 0,
-                   limit: int = 100) -> list[str]:
+    def list_games(self, *, finished: bool = False, offset: int = 0, limit: int = 100) -> list[str]:
         """Game ids by creation time (or finishing time), oldest first."""
         ...
 
@@ -76,8 +75,16 @@ class ReadModels(Protocol):
 class CommandBus(Protocol):
     """Commands on their way to a worker, and what became of them."""
 
-    def put(self, game_type: str, shard: int, message: Mapping[str, str], *, game_id: str,
-            command_id: str, pending: str) -> None:
+    def put(
+        self,
+        game_type: str,
+        shard: int,
+        message: Mapping[str, str],
+        *,
+        game_id: str,
+        command_id: str,
+        pending: str,
+    ) -> None:
         """Queue a command on its game type's stream; record ``pending`` as its outcome unless
         the command id already has one."""
         ...

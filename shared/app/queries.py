@@ -90,8 +90,9 @@ def view(app: App, game_id: str, seat: int | None) -> dict[str, Any] | None:
     return json.loads(raw) if raw is not None else None
 
 
-def events(app: App, game_id: str, caller_: Caller, after: int = 0,
-           limit: int | None = None) -> dict[str, Any]:
+def events(
+    app: App, game_id: str, caller_: Caller, after: int = 0, limit: int | None = None
+) -> dict[str, Any]:
     """Events after ``after`` as the caller may read them (everything for auditors; hidden
     facts redacted for seats and spectators, commands too)."""
     engine: Engine = games.get(game_type(app, game_id))
@@ -99,12 +100,12 @@ def events(app: App, game_id: str, caller_: Caller, after: int = 0,
     version, _ = store.head(game_id)
     envs = store.read(game_id, after=after, limit=limit)
     reader: int | str | None = AUDITOR if caller_.role == AUDITOR_ROLE else caller_.seat
-    return {"game": game_id, "version": version,
-            "events": visible_events(engine, envs, reader)}
+    return {"game": game_id, "version": version, "events": visible_events(engine, envs, reader)}
 
 
-def command_status(app: App, game_id: str, command_ids: list[str],
-                   caller_: Caller) -> dict[str, Any] | None:
+def command_status(
+    app: App, game_id: str, command_ids: list[str], caller_: Caller
+) -> dict[str, Any] | None:
     """The first stored outcome among ``command_ids`` that the caller may read: its own
     seat's (never another seat's: its rejection could name the card it tried), or any for an
     auditor."""
@@ -123,8 +124,7 @@ def wait_reply(app: App, game_id: str, command_id: str, timeout: float) -> bytes
     return app.ports.bus.wait_reply(game_id, command_id, timeout)
 
 
-def list_games(app: App, *, finished: bool = False, offset: int = 0,
-               limit: int = 100) -> list[str]:
+def list_games(app: App, *, finished: bool = False, offset: int = 0, limit: int = 100) -> list[str]:
     """Game ids, oldest first (all, or the finished ones)."""
     return app.ports.directory.list_games(finished=finished, offset=offset, limit=limit)
 

@@ -186,7 +186,9 @@ def replay(engine: Engine, events: Iterable[Any], state: Any = None) -> Any:
     return state
 
 
-def ranks_from_scores(scores: Sequence[int | float], keys: Sequence[Any] | None = None) -> list[int]:
+def ranks_from_scores(
+    scores: Sequence[int | float], keys: Sequence[Any] | None = None
+) -> list[int]:
     """Competition ranks (1 = best, ties share) from scores, ties broken by ``keys`` if given."""
     full = [(s, k) for s, k in zip(scores, keys or [0] * len(scores), strict=True)]
     return [1 + sum(1 for other in full if other > mine) for mine in full]

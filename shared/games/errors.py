@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-# Stable codes. Add new ones; never rename.
+# The codes the rules raise (the service's own live in shared/app/errors.py, the catalogue of
+# every code). Add new ones; never rename.
 ILLEGAL = "move/illegal"
 NOT_YOUR_TURN = "move/not_your_turn"
 GAME_OVER = "game/over"
-STALE_VERSION = "game/stale_version"
-NOT_FOUND = "game/not_found"
 INVALID_COMMAND = "command/invalid"
 INVALID_OPTIONS = "options/invalid"
-SERVER_ERROR = "server/error"  # not the rules: the service failed to process the command
 
 
 class GameError(Exception):

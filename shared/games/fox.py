@@ -396,8 +396,10 @@ def parse_options(seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
         )
     target = options.get("target", DEFAULT_TARGET)
     if type(target) is not int or not 1 <= target <= MAX_TARGET:
-        raise invalid_options(f"target must be an integer from 1 to {MAX_TARGET}",
-                              target=f"integer from 1 to {MAX_TARGET}")
+        raise invalid_options(
+            f"target must be an integer from 1 to {MAX_TARGET}",
+            target=f"integer from 1 to {MAX_TARGET}",
+        )
     first_dealer = options.get("first_dealer")
     if first_dealer is not None and (type(first_dealer) is not int or first_dealer not in (0, 1)):
         raise invalid_options("first_dealer must be 0 or 1", first_dealer="0 or 1")

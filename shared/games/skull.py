@@ -875,25 +875,16 @@ def _shared(cls: type, **fields: Any) -> Any:
     return cls(**fields)
 
 
-
 @functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
 def _bids(low: int, high: int) -> tuple[Bid, ...]:
     """``Bid`` commands for the counts ``low`` to ``high - 1``."""
     return tuple(Bid(count=c) for c in range(low, high))
 
 
-
 @functools.lru_cache(maxsize=_MESSAGE_CACHE, typed=True)
 def _picks(count: int) -> tuple[PickDisc, ...]:
     """``PickDisc`` commands for the indexes ``0`` to ``count - 1``."""
     return tuple(PickDisc(index=i) for i in range(count))
-
-
-
-
-
-
-
 
 
 def _check_actor(state: State, seat: int, command: Any) -> None:

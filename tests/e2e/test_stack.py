@@ -26,7 +26,8 @@ def base_url() -> Iterator[str]:
     env.update(TABLETOP_ORGANIZER_KEYS="org-e2e", TABLETOP_AUDITOR_KEYS="aud-e2e")
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.cli", "run", "--port", str(port)],
-        env=env, start_new_session=True,
+        env=env,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -54,8 +55,14 @@ def base_url() -> Iterator[str]:
 
 def test_full_fox_game_against_the_random_bot_over_http(base_url: str) -> None:
     s = requests.Session()
-    created = s.post(f"{base_url}/v1/games", json={
-        "game": "fox", "seats": [{"name": "ana"}, {"bot": "random"}], "options": {"target": 16}})
+    created = s.post(
+        f"{base_url}/v1/games",
+        json={
+            "game": "fox",
+            "seats": [{"name": "ana"}, {"bot": "random"}],
+            "options": {"target": 16},
+        },
+    )
     assert created.status_code == 201, created.text
     gid, token = created.json()["id"], created.json()["tokens"][0]
     auth = {"Authorization": f"Bearer {token}"}
@@ -68,30 +75,36 @@ def test_full_fox_game_against_the_random_bot_over_http(base_url: str) -> None:
         if 0 not in view["to_act"]:
             time.sleep(0.01)  # the Celery bot's turn
             continue
-        resp = s.post(f"{base_url}/v1/games/{gid}/commands", json=view["legal_commands"][0],
-                      headers={**auth, "Prefer": "wait=10"})
+        resp = s.post(
+            f"{base_url}/v1/games/{gid}/commands",
+            json=view["legal_commands"][0],
+            headers={**auth, "Prefer": "wait=10"},
+        )
         assert resp.status_code == 200, resp.text
         moves += 1
     final = s.get(f"{base_url}/v1/games/{gid}", headers=auth).json()
     assert final["outcome"] is not None, "the game did not finish in time"
     assert max(final["scores"]) >= 16 and moves >= 13
-    audit = s.get(f"{base_url}/v1/games/{gid}/events",
-                  headers={"Authorization": "Bearer aud-e2e"}).json()
+    audit = s.get(
+        f"{base_url}/v1/games/{gid}/events", headers={"Authorization": "Bearer aud-e2e"}
+    ).json()
     assert audit["events"][-1]["type"] == "seed_revealed"
     # The Celery scoring task records the result.
     deadline = time.monotonic() + 20
-    bad = s.post(f"{base_url}/v1/games/{gid}/commands", json=final["legal_commands"] or
-                 {"type": "play", "card": {"suit": "bells", "rank": 1}},
-                 headers={**auth, "Prefer": "wait=5"})
+    bad = s.post(
+        f"{base_url}/v1/games/{gid}/commands",
+        json=final["legal_commands"] or {"type": "play", "card": {"suit": "bells", "rank": 1}},
+        headers={**auth, "Prefer": "wait=5"},
+    )
     assert bad.status_code == 409 and bad.json()["code"] == "game/over"
 
 
 @pytest.mark.parametrize(("game", "seats"), [("skye", 4), ("skull", 4)])
-def test_celery_bots_play_a_whole_game_on_their_own(base_url: str, game: str,
-                                                    seats: int) -> None:
+def test_celery_bots_play_a_whole_game_on_their_own(base_url: str, game: str, seats: int) -> None:
     # Celery runs bot tasks late and in any order; simultaneous phases must not stall.
-    created = requests.post(f"{base_url}/v1/games",
-                            json={"game": game, "seats": [{"bot": "random"}] * seats})
+    created = requests.post(
+        f"{base_url}/v1/games", json={"game": game, "seats": [{"bot": "random"}] * seats}
+    )
     assert created.status_code == 201, created.text
     gid = created.json()["id"]
     deadline = time.monotonic() + 120

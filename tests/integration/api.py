@@ -23,16 +23,18 @@ def view(stack: Stack, gid: str, token: str | None = None) -> dict:
 
 def events(stack: Stack, gid: str, token: str | None = None) -> list[dict]:
     """Every event the token may read; asserts 200."""
-    resp = stack.http.get(f"/v1/games/{gid}/events?limit=10000",
-                          headers=bearer(token) if token else {})
+    resp = stack.http.get(
+        f"/v1/games/{gid}/events?limit=10000", headers=bearer(token) if token else {}
+    )
     assert resp.status_code == 200, resp.get_json()
     return resp.get_json()["events"]
 
 
 def send(stack: Stack, gid: str, token: str, command: dict[str, Any]) -> Any:
     """POST a command and wait for its outcome; returns the response."""
-    return stack.http.post(f"/v1/games/{gid}/commands", json=command,
-                           headers={**bearer(token), **WAIT})
+    return stack.http.post(
+        f"/v1/games/{gid}/commands", json=command, headers={**bearer(token), **WAIT}
+    )
 
 
 def act(stack: Stack, gid: str, token: str, command: dict[str, Any]) -> dict:

@@ -50,20 +50,30 @@ def stack(redis_url: str, redis_client: redis.Redis) -> Iterator[Stack]:
         max_wait=10,
     )
     worker_client = redis.Redis.from_url(redis_url)
-    worker_app = bootstrap(settings, client=worker_client,
-                           dispatcher=lambda a: InlineDispatcher().bind(a))
-    app = create_app(settings, client=redis.Redis.from_url(redis_url),
-                     dispatcher=lambda a: InlineDispatcher().bind(a))
-    consumers = [StreamConsumer(worker_client, worker_app, g, name=f"test-{g}")
-                 for g in available_games()]
+    worker_app = bootstrap(
+        settings, client=worker_client, dispatcher=lambda a: InlineDispatcher().bind(a)
+    )
+    app = create_app(
+        settings,
+        client=redis.Redis.from_url(redis_url),
+        dispatcher=lambda a: InlineDispatcher().bind(a),
+    )
+    consumers = [
+        StreamConsumer(worker_client, worker_app, g, name=f"test-{g}") for g in available_games()
+    ]
     for c in consumers:
         c.ensure_groups()
     threads = [threading.Thread(target=_consume, args=(c,), daemon=True) for c in consumers]
     for t in threads:
         t.start()
     try:
-        yield Stack(app=app, http=app.test_client(), redis=redis_client,
-                    worker_app=worker_app, consumers=consumers)
+        yield Stack(
+            app=app,
+            http=app.test_client(),
+            redis=redis_client,
+            worker_app=worker_app,
+            consumers=consumers,
+        )
     finally:
         for c in consumers:
             c.stop_event.set()

@@ -49,9 +49,16 @@ def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
     prev = GENESIS_HASH
     for e in lying:
         e["prev_hash"] = prev
-        e["hash"] = prev = chain_hash(prev, version=e["version"], type=e["type"], data=e["data"],
-                                      command_id=e["command_id"], seat=e["seat"], at=e["at"],
-                                          command=e.get("command"))
+        e["hash"] = prev = chain_hash(
+            prev,
+            version=e["version"],
+            type=e["type"],
+            data=e["data"],
+            command_id=e["command_id"],
+            seat=e["seat"],
+            at=e["at"],
+            command=e.get("command"),
+        )
     report = audit(gid, lying)
     assert "seed commitment" in report.failures and "opening draw" in report.failures
 
@@ -59,6 +66,7 @@ def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
 def test_a_players_feed_cannot_be_audited_for_it_has_no_hashes(stack: Stack) -> None:
     body = {"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}
     game = stack.http.post("/v1/games", json=body).get_json()
-    feed = stack.http.get(f"/v1/games/{game['id']}/events",
-                          headers=bearer(game["tokens"][0])).get_json()["events"]
+    feed = stack.http.get(
+        f"/v1/games/{game['id']}/events", headers=bearer(game["tokens"][0])
+    ).get_json()["events"]
     assert audit(game["id"], feed).failures == ["envelopes"]

@@ -30,8 +30,9 @@ def test_a_bots_only_game_ends_with_each_bot_command_sent_once(
     service = _app(redis_client, lambda a: InlineDispatcher().bind(a))
     worker = StreamConsumer(redis_client, service, game, name="w")
     worker.ensure_groups()
-    gid = handlers.create_game(service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
-                         else {}).game_id
+    gid = handlers.create_game(
+        service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox" else {}
+    ).game_id
     deadline = time.monotonic() + 60
     while json.loads(redis_client.get(keys.public(gid)))["outcome"] is None:
         assert time.monotonic() < deadline, "the bots stalled"
@@ -76,13 +77,14 @@ class LateDispatcher:
     def run_some(self) -> None:
         self.rng.shuffle(self.pending)
         keep = self.pending[: len(self.pending) // 2]
-        for task in self.pending[len(self.pending) // 2:]:
+        for task in self.pending[len(self.pending) // 2 :]:
             play_bot_move(self.service, *task)
         self.pending = keep
 
 
-@pytest.mark.parametrize(("game", "seats", "seed"),
-                         [("skye", 4, 1), ("skye", 3, 2), ("skull", 4, 3), ("fox", 2, 4)])
+@pytest.mark.parametrize(
+    ("game", "seats", "seed"), [("skye", 4, 1), ("skye", 3, 2), ("skull", 4, 3), ("fox", 2, 4)]
+)
 def test_late_out_of_order_bot_tasks_never_stall_a_game(
     redis_client: redis.Redis, game: str, seats: int, seed: int
 ) -> None:
@@ -91,13 +93,16 @@ def test_late_out_of_order_bot_tasks_never_stall_a_game(
     service.ports.dispatcher = late
     worker = StreamConsumer(redis_client, service, game, name="w")
     worker.ensure_groups()
-    gid = handlers.create_game(service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox"
-                         else {}).game_id
+    gid = handlers.create_game(
+        service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox" else {}
+    ).game_id
     deadline = time.monotonic() + 90
     while json.loads(redis_client.get(keys.public(gid)))["outcome"] is None:
         assert time.monotonic() < deadline, "the bots stalled"
-        assert late.pending or redis_client.xpending(
-            keys.command_stream(game, 0), "workers")["pending"] or worker.poll_once(50), \
-            "nothing queued, nothing to process, and the game is not over: a stall"
+        assert (
+            late.pending
+            or redis_client.xpending(keys.command_stream(game, 0), "workers")["pending"]
+            or worker.poll_once(50)
+        ), "nothing queued, nothing to process, and the game is not over: a stall"
         worker.poll_once(block_ms=20)
         late.run_some()

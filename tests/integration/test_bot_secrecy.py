@@ -96,8 +96,15 @@ def _trace(client: redis.Redis, app: App, game: str, gid: str) -> PlayedGame:
     for cid in applied:
         _, seat, version = cid.split("-")
         record = fold(gid, envelopes[: int(version)])
-        moves.append(BotMove(seat=int(seat), version=int(version), body=bodies[cid],
-                             view=view(record, int(seat)), state=record.state))
+        moves.append(
+            BotMove(
+                seat=int(seat),
+                version=int(version),
+                body=bodies[cid],
+                view=view(record, int(seat)),
+                state=record.state,
+            )
+        )
     return PlayedGame(gid=gid, envelopes=envelopes, moves=moves)
 
 
@@ -123,8 +130,10 @@ def agreement(played: list[PlayedGame], rng_for: PublicRng) -> tuple[int, int]:
 
 def chance_agreement(played: list[PlayedGame], trials: int = 5) -> float:
     """How many bot moves an unrelated random source predicts, on average."""
-    sources = [lambda gid, seat, v, t=t: random.Random(f"unrelated:{t}:{gid}:{seat}:{v}")
-               for t in range(trials)]
+    sources = [
+        lambda gid, seat, v, t=t: random.Random(f"unrelated:{t}:{gid}:{seat}:{v}")
+        for t in range(trials)
+    ]
     return sum(agreement(played, s)[0] for s in sources) / trials
 
 
@@ -189,11 +198,15 @@ def skull_stack_attack(played: list[PlayedGame], rng_for: PublicRng) -> tuple[in
     for g in played:
         for seat, decisions, true_stack, player in _skull_placing_turns(g):
             candidates = _skull_candidates(player, len(true_stack))
-            fitting = [stack for skulls, stack in candidates
-                       if _skull_fits(g.gid, seat, decisions, skulls, stack, rng_for)]
+            fitting = [
+                stack
+                for skulls, stack in candidates
+                if _skull_fits(g.gid, seat, decisions, skulls, stack, rng_for)
+            ]
             all_flowers = tuple([skull.FLOWER] * len(true_stack))
-            prior = all_flowers if any(s == all_flowers for _, s in candidates) \
-                else candidates[0][1]
+            prior = (
+                all_flowers if any(s == all_flowers for _, s in candidates) else candidates[0][1]
+            )
             guess = prior if prior in fitting or not fitting else fitting[0]
             attacker += guess == true_stack
             baseline += prior == true_stack
@@ -233,16 +246,27 @@ def _skull_candidates(player: Any, placed: int) -> list[tuple[int, tuple[str, ..
     return out
 
 
-def _skull_fits(gid: str, seat: int, decisions: list[BotMove], skulls: int,
-                stack: tuple[str, ...], rng_for: PublicRng) -> bool:
+def _skull_fits(
+    gid: str,
+    seat: int,
+    decisions: list[BotMove],
+    skulls: int,
+    stack: tuple[str, ...],
+    rng_for: PublicRng,
+) -> bool:
     """Whether a bot holding ``skulls`` and building ``stack`` would, with ``rng_for``, have
     made the public moves it made."""
     for m in decisions:
         me = m.state.players[seat]
         placed = len(me.stack)
         # The candidate hand at this decision, with every public fact of the true state.
-        hand = skull.Player(flowers=me.discs - skulls, skulls=skulls, stack=stack[:placed],
-                            wins=me.wins, known_skull=me.known_skull)
+        hand = skull.Player(
+            flowers=me.discs - skulls,
+            skulls=skulls,
+            stack=stack[:placed],
+            wins=me.wins,
+            known_skull=me.known_skull,
+        )
         players = list(m.state.players)
         players[seat] = hand
         state = skull._replace_state(m.state, players=tuple(players))
@@ -250,15 +274,15 @@ def _skull_fits(gid: str, seat: int, decisions: list[BotMove], skulls: int,
         if not legal:
             return False
         pick = rng_for(gid, seat, m.version).choice(legal)
-        expected = {"type": "place", "disc": stack[placed]} if m.body["type"] == "place" \
-            else m.body
+        expected = {"type": "place", "disc": stack[placed]} if m.body["type"] == "place" else m.body
         if not _same(pick, expected):
             return False
     return True
 
 
-def test_the_skull_attack_works_on_bots_with_public_randomness(redis_url: str,
-                                                               monkeypatch: Any) -> None:
+def test_the_skull_attack_works_on_bots_with_public_randomness(
+    redis_url: str, monkeypatch: Any
+) -> None:
     """The attack is real: on bots whose randomness is public it names nearly every stack."""
     leaky = PUBLIC_FORMULAS["seat:version"]
     monkeypatch.setattr("shared.app.handlers.bot_random", lambda seed, seat, v: leaky("", seat, v))

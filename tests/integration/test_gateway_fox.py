@@ -56,8 +56,11 @@ def test_whole_game_against_the_random_bot(stack: Stack) -> None:
             break
         if 0 not in mine["to_act"]:
             continue  # the bot is thinking (it runs inline, so this is rare)
-        resp = stack.http.post(f"/v1/games/{gid}/commands", json=mine["legal_commands"][0],
-                               headers={**bearer(token), **WAIT})
+        resp = stack.http.post(
+            f"/v1/games/{gid}/commands",
+            json=mine["legal_commands"][0],
+            headers={**bearer(token), **WAIT},
+        )
         assert resp.status_code == 200, resp.get_json()
         assert resp.get_json()["version"] > mine["version"]
     final = view(stack, gid, token)
@@ -91,10 +94,12 @@ def test_same_command_id_is_applied_once(stack: Stack) -> None:
     gid, tokens = two_humans(stack)
     seat = view(stack, gid)["to_act"][0]
     cmd = {**view(stack, gid, tokens[seat])["legal_commands"][0], "id": "my-1"}
-    first = stack.http.post(f"/v1/games/{gid}/commands", json=cmd,
-                            headers={**bearer(tokens[seat]), **WAIT})
-    again = stack.http.post(f"/v1/games/{gid}/commands", json=cmd,
-                            headers={**bearer(tokens[seat]), **WAIT})
+    first = stack.http.post(
+        f"/v1/games/{gid}/commands", json=cmd, headers={**bearer(tokens[seat]), **WAIT}
+    )
+    again = stack.http.post(
+        f"/v1/games/{gid}/commands", json=cmd, headers={**bearer(tokens[seat]), **WAIT}
+    )
     assert first.status_code == 200 and again.status_code == 200
     assert again.get_json()["command"]["events"] == first.get_json()["command"]["events"]
     assert view(stack, gid)["version"] == first.get_json()["version"]
@@ -104,10 +109,16 @@ def test_same_command_id_is_applied_once(stack: Stack) -> None:
 
 
 def test_unknown_game_type_and_bad_seats(stack: Stack) -> None:
-    problem(stack.http.post("/v1/games", json={"game": "chess", "seats": [{"name": "a"}]}), 422,
-            "options/invalid")
-    body = problem(stack.http.post("/v1/games", json={"game": "fox", "seats": [{"name": "a"}]}),
-                   422, "options/invalid")
+    problem(
+        stack.http.post("/v1/games", json={"game": "chess", "seats": [{"name": "a"}]}),
+        422,
+        "options/invalid",
+    )
+    body = problem(
+        stack.http.post("/v1/games", json={"game": "fox", "seats": [{"name": "a"}]}),
+        422,
+        "options/invalid",
+    )
     assert body["detail"]
     body = problem(stack.http.post("/v1/games", json={"seats": []}), 422)
     assert "game" in body["errors"]
@@ -117,8 +128,12 @@ def test_malformed_json_is_400(stack: Stack) -> None:
     resp = stack.http.post("/v1/games", data="{nope", content_type="application/json")
     problem(resp, 400)
     gid, tokens = two_humans(stack)
-    resp = stack.http.post(f"/v1/games/{gid}/commands", data="[1,", headers=bearer(tokens[0]),
-                           content_type="application/json")
+    resp = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        data="[1,",
+        headers=bearer(tokens[0]),
+        content_type="application/json",
+    )
     problem(resp, 400)
 
 
@@ -142,8 +157,11 @@ def test_not_your_turn_is_422(stack: Stack) -> None:
     seat = view(stack, gid)["to_act"][0]
     other = 1 - seat
     card = view(stack, gid, tokens[other])["hand"][0]
-    resp = stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": card},
-                           headers={**bearer(tokens[other]), **WAIT})
+    resp = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": card},
+        headers={**bearer(tokens[other]), **WAIT},
+    )
     problem(resp, 422, "move/not_your_turn")
 
 
@@ -152,27 +170,37 @@ def test_card_not_in_hand_is_422_naming_the_rule_and_changes_nothing(stack: Stac
     seat = view(stack, gid)["to_act"][0]
     other_card = view(stack, gid, tokens[1 - seat])["hand"][0]
     before = view(stack, gid)
-    resp = stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": other_card},
-                           headers={**bearer(tokens[seat]), **WAIT})
+    resp = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": other_card},
+        headers={**bearer(tokens[seat]), **WAIT},
+    )
     body = problem(resp, 422, "move/illegal")
     assert body["rule"]
     assert view(stack, gid) == before
 
 
-@pytest.mark.parametrize("cmd", [
-    {"type": "dance"},
-    {"type": "play"},
-    {"type": "play", "card": {"suit": "hearts", "rank": 3}},
-    {"type": "play", "card": {"suit": "bells", "rank": 12}},
-    {"type": "play", "card": "bells-3"},
-    {"type": "play", "card": {"suit": "bells", "rank": 3}, "expected_version": -1},
-    {"card": {"suit": "bells", "rank": 3}},
-])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        {"type": "dance"},
+        {"type": "play"},
+        {"type": "play", "card": {"suit": "hearts", "rank": 3}},
+        {"type": "play", "card": {"suit": "bells", "rank": 12}},
+        {"type": "play", "card": "bells-3"},
+        {"type": "play", "card": {"suit": "bells", "rank": 3}, "expected_version": -1},
+        {"card": {"suit": "bells", "rank": 3}},
+    ],
+)
 def test_malformed_commands_are_422(stack: Stack, cmd: dict) -> None:
     gid, tokens = two_humans(stack)
     before = view(stack, gid)["version"]
-    body = problem(stack.http.post(f"/v1/games/{gid}/commands", json=cmd,
-                                   headers={**bearer(tokens[0]), **WAIT}), 422)
+    body = problem(
+        stack.http.post(
+            f"/v1/games/{gid}/commands", json=cmd, headers={**bearer(tokens[0]), **WAIT}
+        ),
+        422,
+    )
     assert body["errors"] or body["detail"]
     assert view(stack, gid)["version"] == before
 
@@ -181,10 +209,13 @@ def test_stale_expected_version_is_409(stack: Stack) -> None:
     gid, tokens = two_humans(stack)
     v = view(stack, gid)
     seat = v["to_act"][0]
-    cmd = {**view(stack, gid, tokens[seat])["legal_commands"][0],
-           "expected_version": v["version"] - 1}
-    resp = stack.http.post(f"/v1/games/{gid}/commands", json=cmd,
-                           headers={**bearer(tokens[seat]), **WAIT})
+    cmd = {
+        **view(stack, gid, tokens[seat])["legal_commands"][0],
+        "expected_version": v["version"] - 1,
+    }
+    resp = stack.http.post(
+        f"/v1/games/{gid}/commands", json=cmd, headers={**bearer(tokens[seat]), **WAIT}
+    )
     problem(resp, 409, "game/stale_version")
     assert view(stack, gid)["version"] == v["version"]
 
@@ -194,12 +225,17 @@ def test_finished_game_refuses_commands_with_409(stack: Stack) -> None:
     gid, token = human["id"], human["tokens"][0]
     while (v := view(stack, gid, token))["outcome"] is None:
         if 0 in v["to_act"]:
-            stack.http.post(f"/v1/games/{gid}/commands", json=v["legal_commands"][0],
-                            headers={**bearer(token), **WAIT})
+            stack.http.post(
+                f"/v1/games/{gid}/commands",
+                json=v["legal_commands"][0],
+                headers={**bearer(token), **WAIT},
+            )
     before = v["version"]
-    resp = stack.http.post(f"/v1/games/{gid}/commands",
-                           json={"type": "play", "card": {"suit": "bells", "rank": 1}},
-                           headers={**bearer(token), **WAIT})
+    resp = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": {"suit": "bells", "rank": 1}},
+        headers={**bearer(token), **WAIT},
+    )
     problem(resp, 409, "game/over")
     assert view(stack, gid)["version"] == before
 
@@ -231,8 +267,12 @@ def test_fixed_seed_or_deal_needs_an_organizer_key(stack: Stack) -> None:
 def test_deal_option_sets_the_first_deal(stack: Stack) -> None:
     suits = ["bells", "keys", "moons"]
     cards = [{"suit": s, "rank": r} for s in suits for r in range(1, 12)]
-    deal = {"dealer": 0, "hands": [cards[0:13], cards[13:26]], "decree": cards[26],
-            "deck": cards[27:33]}
+    deal = {
+        "dealer": 0,
+        "hands": [cards[0:13], cards[13:26]],
+        "decree": cards[26],
+        "deck": cards[27:33],
+    }
     game = create(stack, [{"name": "a"}, {"name": "b"}], options={"deal": deal})
     mine = view(stack, game["id"], game["tokens"][0])
     assert sorted(map(_card, mine["hand"])) == sorted(map(_card, cards[0:13]))
@@ -290,9 +330,11 @@ def test_a_seat_cannot_read_another_seats_command_outcome(stack: Stack) -> None:
     gid, tokens = two_humans(stack)
     seat = view(stack, gid)["to_act"][0]
     other_card = view(stack, gid, tokens[1 - seat])["hand"][0]
-    resp = stack.http.post(f"/v1/games/{gid}/commands",
-                           json={"type": "play", "card": other_card, "id": "try-1"},
-                           headers={**bearer(tokens[seat]), **WAIT})
+    resp = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": other_card, "id": "try-1"},
+        headers={**bearer(tokens[seat]), **WAIT},
+    )
     assert resp.status_code == 422
     url = f"/v1/games/{gid}/commands/s{seat}-try-1"
     mine = stack.http.get(url, headers=bearer(tokens[seat])).get_json()
@@ -308,8 +350,11 @@ def test_a_command_is_found_by_the_id_its_client_sent(stack: Stack) -> None:
     card = view(stack, gid, tokens[seat])["hand"][0]
     # a card of the other seat's hand is not in ours: rejected
     other = view(stack, gid, tokens[1 - seat])["hand"][0]
-    stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": other,
-                    "id": "mine-1"}, headers={**bearer(tokens[seat]), **WAIT})
+    stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": other, "id": "mine-1"},
+        headers={**bearer(tokens[seat]), **WAIT},
+    )
     got = stack.http.get(f"/v1/games/{gid}/commands/mine-1", headers=bearer(tokens[seat]))
     assert got.status_code == 200
     doc = got.get_json()
@@ -317,11 +362,17 @@ def test_a_command_is_found_by_the_id_its_client_sent(stack: Stack) -> None:
     # the stored rejection reads as the problem body the waiting client got
     assert {"type", "title", "status", "detail", "code", "rule"} <= set(doc["error"])
     assert doc["error"]["status"] == 422 and doc["error"]["code"] == "move/illegal"
-    waited = stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": other,
-                             "id": "mine-1"}, headers={**bearer(tokens[seat]), **WAIT})
+    waited = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": other, "id": "mine-1"},
+        headers={**bearer(tokens[seat]), **WAIT},
+    )
     assert doc["error"] == waited.get_json()  # the same problem body as the waiting client's
-    stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": card,
-                    "id": "mine-2"}, headers={**bearer(tokens[seat]), **WAIT})
+    stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": card, "id": "mine-2"},
+        headers={**bearer(tokens[seat]), **WAIT},
+    )
     ok = stack.http.get(f"/v1/games/{gid}/commands/mine-2", headers=bearer(tokens[seat]))
     assert ok.get_json()["status"] == "accepted"
 
@@ -340,8 +391,11 @@ def test_a_command_sent_without_waiting_reads_pending_before_its_outcome(stack: 
     for c in stack.consumers:  # hold the workers so the command stays queued
         c.stop_event.set()
     time.sleep(0.2)
-    resp = stack.http.post(f"/v1/games/{gid}/commands", json={"type": "play", "card": card},
-                           headers=bearer(tokens[seat]))
+    resp = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "play", "card": card},
+        headers=bearer(tokens[seat]),
+    )
     assert resp.status_code == 202
     status = stack.http.get(resp.headers["Location"], headers=bearer(tokens[seat]))
     assert status.status_code == 200 and status.get_json()["status"] == "pending"
@@ -349,26 +403,34 @@ def test_a_command_sent_without_waiting_reads_pending_before_its_outcome(stack: 
 
 def test_json_body_without_a_json_content_type_is_read_as_json(stack: Stack) -> None:
     body = '{"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}'
-    resp = stack.http.post("/v1/games", data=body,
-                           content_type="application/x-www-form-urlencoded")
+    resp = stack.http.post("/v1/games", data=body, content_type="application/x-www-form-urlencoded")
     assert resp.status_code == 201
-    problem(stack.http.post("/v1/games", data="game=fox",
-                            content_type="application/x-www-form-urlencoded"), 400)
+    problem(
+        stack.http.post(
+            "/v1/games", data="game=fox", content_type="application/x-www-form-urlencoded"
+        ),
+        400,
+    )
 
 
 def test_a_fixed_deal_is_not_shown_to_seats_in_the_creation_event(stack: Stack) -> None:
     suits = ["bells", "keys", "moons"]
     cards = [{"suit": s, "rank": r} for s in suits for r in range(1, 12)]
-    deal = {"dealer": 0, "hands": [cards[0:13], cards[13:26]], "decree": cards[26],
-            "deck": cards[27:33]}
+    deal = {
+        "dealer": 0,
+        "hands": [cards[0:13], cards[13:26]],
+        "decree": cards[26],
+        "deck": cards[27:33],
+    }
     game = create(stack, [{"name": "a"}, {"name": "b"}], options={"deal": deal})
     for headers in (bearer(game["tokens"][0]), {}):
         feed = stack.http.get(f"/v1/games/{game['id']}/events", headers=headers).get_json()
         created = feed["events"][0]
         assert created["type"] == "game_created"
         assert created["data"]["options"]["deal"] == "hidden"
-        assert not _card_repr_in(("keys", 5), [e for e in feed["events"]
-                                               if e["type"] == "game_created"])
+        assert not _card_repr_in(
+            ("keys", 5), [e for e in feed["events"] if e["type"] == "game_created"]
+        )
     audit = stack.http.get(f"/v1/games/{game['id']}/events", headers=bearer(AUDITOR)).get_json()
     assert len(audit["events"][0]["data"]["options"]["deal"]["hands"]) == 2
 
@@ -378,11 +440,16 @@ def test_a_seat_finds_its_own_command_whatever_id_another_seat_chose(stack: Stac
     seat = view(stack, gid)["to_act"][0]
     other = 1 - seat
     # The other seat picks as its id the stored id of this seat's command.
-    stack.http.post(f"/v1/games/{gid}/commands", json={"type": "keep_decree", "id": "x"},
-                    headers={**bearer(tokens[seat]), **WAIT})
-    stack.http.post(f"/v1/games/{gid}/commands",
-                    json={"type": "keep_decree", "id": f"s{seat}-x"},
-                    headers={**bearer(tokens[other]), **WAIT})
+    stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "keep_decree", "id": "x"},
+        headers={**bearer(tokens[seat]), **WAIT},
+    )
+    stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "keep_decree", "id": f"s{seat}-x"},
+        headers={**bearer(tokens[other]), **WAIT},
+    )
     mine = stack.http.get(f"/v1/games/{gid}/commands/s{seat}-x", headers=bearer(tokens[other]))
     assert mine.status_code == 200
     assert mine.get_json()["command_id"] == f"s{other}-s{seat}-x"

@@ -67,7 +67,11 @@ def test_rule_book_example_filip_katka_jana_marek(stack: Stack) -> None:
     start = view(stack, gid)
     assert [s["name"] for s in start["seats"]] == BOOK_NAMES
     assert (start["phase"], start["round"], start["starter"], start["to_act"]) == (
-        "placing", 1, KATKA, [KATKA])
+        "placing",
+        1,
+        KATKA,
+        [KATKA],
+    )
 
     # Everyone places a disc (Katka starts; Jana's is her skull), then Katka, Jana and Marek
     # one more each: Jana's flower lies on her skull.
@@ -87,12 +91,20 @@ def test_rule_book_example_filip_katka_jana_marek(stack: Stack) -> None:
     assert view(stack, gid, filip)["legal_commands"] == [F, S, *[bid(n) for n in range(1, 8)]]
 
     # Filip opens with 2, Katka says 3, Jana 4, Marek 5
-    for seat, count, next_seat in [(FILIP, 2, KATKA), (KATKA, 3, JANA), (JANA, 4, MAREK),
-                                   (MAREK, 5, FILIP)]:
+    for seat, count, next_seat in [
+        (FILIP, 2, KATKA),
+        (KATKA, 3, JANA),
+        (JANA, 4, MAREK),
+        (MAREK, 5, FILIP),
+    ]:
         act(stack, gid, tokens[seat], bid(count))
         public = view(stack, gid)
         assert (public["phase"], public["bid"], public["bidder"], public["challenger"]) == (
-            "bidding", count, seat, None)
+            "bidding",
+            count,
+            seat,
+            None,
+        )
         assert public["to_act"] == [next_seat]
     assert view(stack, gid, filip)["legal_commands"] == [bid(6), bid(7), PASS]
     # Filip and Katka pass: the bidding goes on
@@ -105,7 +117,11 @@ def test_rule_book_example_filip_katka_jana_marek(stack: Stack) -> None:
     act(stack, gid, jana, PASS)
     public = view(stack, gid)
     assert (public["phase"], public["bid"], public["bidder"], public["challenger"]) == (
-        "flipping", 5, MAREK, MAREK)
+        "flipping",
+        5,
+        MAREK,
+        MAREK,
+    )
     assert public["to_act"] == [MAREK] and public["flipped"] == []
     # He must first turn his own discs
     assert view(stack, gid, marek)["legal_commands"] == [flip(MAREK)]
@@ -131,7 +147,11 @@ def test_rule_book_example_filip_katka_jana_marek(stack: Stack) -> None:
     expected.append({"seat": JANA, "disc": SKULL})
     assert public["flipped"] == expected
     assert (public["phase"], public["challenger"], public["skull_owner"], public["bid"]) == (
-        "penalty", MAREK, JANA, 5)
+        "penalty",
+        MAREK,
+        JANA,
+        5,
+    )
     assert public["to_act"] == [JANA] and public["pick_from"] == 4
     assert [p["stack_size"] for p in public["players"]] == [0, 0, 0, 0]
     assert public["scores"] == [0, 0, 0, 0]
@@ -170,8 +190,12 @@ def test_rule_book_example_filip_katka_jana_marek(stack: Stack) -> None:
     for seat, token in [*enumerate(tokens), (None, None)]:
         seen = events(stack, gid, token)
         [seen_lost] = of_type(seen, "disc_lost")
-        assert seen_lost["data"] == {"seat": MAREK, "disc": lost if seat == MAREK else None,
-                                     "picked_by": JANA, "index": 2}, seat
+        assert seen_lost["data"] == {
+            "seat": MAREK,
+            "disc": lost if seat == MAREK else None,
+            "picked_by": JANA,
+            "index": 2,
+        }, seat
         assert seen_lost.get("redacted", False) is (seat != MAREK)
         # nobody, not even Marek, saw the order Jana picked from
         [seen_shuffle] = of_type(seen, "discs_shuffled")
@@ -179,9 +203,17 @@ def test_rule_book_example_filip_katka_jana_marek(stack: Stack) -> None:
 
     # Marek starts the next round
     assert (public["phase"], public["round"], public["starter"], public["to_act"]) == (
-        "placing", 2, MAREK, [MAREK])
+        "placing",
+        2,
+        MAREK,
+        [MAREK],
+    )
     assert (public["bid"], public["bidder"], public["challenger"], public["flipped"]) == (
-        0, None, None, [])
+        0,
+        None,
+        None,
+        [],
+    )
     assert public["outcome"] is None
     assert views[MAREK]["legal_commands"] == ([F, S] if lost == FLOWER else [F])
     for seat in (FILIP, KATKA, JANA):
@@ -195,8 +227,7 @@ def test_rule_book_example_filip_katka_jana_marek(stack: Stack) -> None:
 
 
 def test_human_and_three_random_bots_play_to_the_end(stack: Stack) -> None:
-    game = create(stack, [{"name": "ana"}, {"bot": "random"}, {"bot": "random"},
-                          {"bot": "random"}])
+    game = create(stack, [{"name": "ana"}, {"bot": "random"}, {"bot": "random"}, {"bot": "random"}])
     gid, token = game["id"], game["tokens"][0]
     assert game["tokens"][1:] == [None, None, None]
     rng = random.Random(20240501)
@@ -225,7 +256,8 @@ def test_human_and_three_random_bots_play_to_the_end(stack: Stack) -> None:
     assert outcome["ranks"][winner] == 1
     players = final["players"]
     assert outcome["scores"][winner] == 2 or all(
-        p["eliminated"] for s, p in enumerate(players) if s != winner)
+        p["eliminated"] for s, p in enumerate(players) if s != winner
+    )
     envelopes = [Envelope.from_dict(e) for e in events(stack, gid, AUDITOR)]
     assert verify_chain(envelopes) == final["version"]
     assert envelopes[0].type == "game_created" and envelopes[-1].type == "seed_revealed"
@@ -280,11 +312,13 @@ def test_illegal_moves_are_422_naming_the_rule_and_change_nothing(stack: Stack) 
 def test_malformed_skull_command_is_422_command_invalid(stack: Stack) -> None:
     gid, tokens = humans(stack, ["a", "b", "c"], first_player=0)
     before = view(stack, gid)
-    body = problem(send(stack, gid, tokens[0], {"type": "place", "disc": "rose"}), 422,
-                   "command/invalid")
+    body = problem(
+        send(stack, gid, tokens[0], {"type": "place", "disc": "rose"}), 422, "command/invalid"
+    )
     assert "disc" in body["errors"]
-    body = problem(send(stack, gid, tokens[0], {"type": "bid", "count": "3"}), 422,
-                   "command/invalid")
+    body = problem(
+        send(stack, gid, tokens[0], {"type": "bid", "count": "3"}), 422, "command/invalid"
+    )
     assert "count" in body["errors"]
     # an unknown type is command/invalid, as in every game
     body = problem(send(stack, gid, tokens[0], {"type": "fly"}), 422, "command/invalid")
@@ -322,7 +356,8 @@ def test_views_never_show_another_seats_disc_faces(stack: Stack) -> None:
     # views, and the public view, are the same whatever 0 and 2 placed
     for seat in (1, 3):
         assert comparable(view(stack, bluff, bluff_tokens[seat])) == comparable(
-            view(stack, honest, honest_tokens[seat]))
+            view(stack, honest, honest_tokens[seat])
+        )
     assert comparable(view(stack, bluff)) == comparable(view(stack, honest))
     # while 0's own view does show what 0 placed
     assert view(stack, bluff, bluff_tokens[0])["stack"] == [SKULL, FLOWER]
@@ -360,11 +395,16 @@ def test_redacted_event_hashes_do_not_give_away_the_face(stack: Stack) -> None:
             after = by_version.get(e["version"] + 1, {})
             for face in (FLOWER, SKULL):
                 for prev in {e.get("prev_hash"), after.get("prev_hash"), e.get("hash")} - {None}:
-                    guess = chain_hash(prev, version=e["version"], type=e["type"],
-                                       data={**e["data"], "disc": face},
-                                       command_id=e["command_id"], seat=e["seat"], at=e["at"],
-                                       command={"type": "place", "disc": face}
-                                       if "command" in e else None)
+                    guess = chain_hash(
+                        prev,
+                        version=e["version"],
+                        type=e["type"],
+                        data={**e["data"], "disc": face},
+                        command_id=e["command_id"],
+                        seat=e["seat"],
+                        at=e["at"],
+                        command={"type": "place", "disc": face} if "command" in e else None,
+                    )
                     if guess in (e.get("hash"), after.get("prev_hash")):
                         recovered[e["version"]] = face
     assert recovered == {}, f"seat 1 recovered other seats' faces: {recovered}"

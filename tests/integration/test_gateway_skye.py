@@ -40,7 +40,11 @@ def humans(stack: Stack, n: int, **extra: Any) -> tuple[str, list[str]]:
 def set_prices(drawn: list[str], discard: str, *prices: int) -> dict[str, Any]:
     rest = [t for t in drawn if t != discard]
     assert len(rest) == len(prices)
-    return {"type": "set_prices", "discard": discard, "prices": dict(zip(rest, prices, strict=True))}
+    return {
+        "type": "set_prices",
+        "discard": discard,
+        "prices": dict(zip(rest, prices, strict=True)),
+    }
 
 
 def leaks(doc: Any, discard: str, prices: dict[str, int]) -> list[Any]:
@@ -83,7 +87,10 @@ def test_whole_game_one_human_against_two_random_bots(stack: Stack) -> None:
         if mine["phase"] == "prices":
             [template] = legal
             assert template["template"] is True and template["type"] == "set_prices"
-            assert template["tiles"] == mine["drawn"] and template["gold"] == mine["players"][0]["free_gold"]
+            assert (
+                template["tiles"] == mine["drawn"]
+                and template["gold"] == mine["players"][0]["free_gold"]
+            )
             command = random_command(mine, rng)
         else:
             command = dict(rng.choice(legal))
@@ -114,7 +121,6 @@ def test_whole_game_one_human_against_two_random_bots(stack: Stack) -> None:
     assert [e.type for e in envelopes].count("round_scored") == 6
 
 
-
 def test_the_first_listed_command_sent_as_it_is_plays_a_whole_game(stack: Stack) -> None:
     # What a generic client does (the README's loop): no game knowledge, only legal_commands.
     game = create(stack, [{"name": "ana"}, {"bot": "random"}])
@@ -128,6 +134,7 @@ def test_the_first_listed_command_sent_as_it_is_plays_a_whole_game(stack: Stack)
         resp = send(stack, gid, token, mine["legal_commands"][0])
         assert resp.status_code == 200, (mine["legal_commands"][0], resp.get_json())
     assert view(stack, gid)["phase"] == "game_over"
+
 
 # ---- 2. the axe and the prices stay secret until everyone has set them ----------------------
 
@@ -161,10 +168,12 @@ def test_prices_and_axe_stay_secret_until_all_are_set(stack: Stack) -> None:
         # Nothing else changed: only the version, who must act and A's "prices set" flag.
         strip = ("version", "to_act", "players")
         assert {k: v for k, v in seen.items() if k not in strip} == {
-            k: v for k, v in before.items() if k not in strip}
+            k: v for k, v in before.items() if k not in strip
+        }
         assert seen["players"][1:] == before["players"][1:]
         assert {k: v for k, v in other.items() if k != "prices_set"} == {
-            k: v for k, v in before["players"][0].items() if k != "prices_set"}
+            k: v for k, v in before["players"][0].items() if k != "prices_set"
+        }
     for reader in (b, None):
         evs = events(stack, gid, reader)
         assert leaks(evs, axe, prices) == []
@@ -210,14 +219,27 @@ def guess_prices(evs: list[dict], drawn: list[str], gold: int) -> list[dict]:
         rest = [t for t in drawn if t != axe]
         for p1 in range(1, gold):
             for p2 in range(1, gold - p1 + 1):
-                data = {"seat": e["seat"], "discard": axe,
-                        "prices": dict(zip(rest, (p1, p2), strict=True))}
+                data = {
+                    "seat": e["seat"],
+                    "discard": axe,
+                    "prices": dict(zip(rest, (p1, p2), strict=True)),
+                }
                 # The recorded command holds the same secret: guessed alongside.
-                command = {"type": "set_prices", "discard": axe, "prices": data["prices"]} \
-                    if "command" in e else None
-                guess = chain_hash(prev, version=e["version"], type=e["type"], data=data,
-                                   command_id=e["command_id"], seat=e["seat"], at=e["at"],
-                                   command=command)
+                command = (
+                    {"type": "set_prices", "discard": axe, "prices": data["prices"]}
+                    if "command" in e
+                    else None
+                )
+                guess = chain_hash(
+                    prev,
+                    version=e["version"],
+                    type=e["type"],
+                    data=data,
+                    command_id=e["command_id"],
+                    seat=e["seat"],
+                    at=e["at"],
+                    command=command,
+                )
                 if guess in targets:
                     found.append(data)
     return found
@@ -243,8 +265,9 @@ def test_event_hashes_do_not_give_away_the_prices(stack: Stack) -> None:
 # ---- 3. bad input: a 4xx problem and nothing changes -----------------------------------------
 
 
-def refused(stack: Stack, gid: str, token: str, command: dict[str, Any], code: str,
-            rule: str | None = None) -> dict:
+def refused(
+    stack: Stack, gid: str, token: str, command: dict[str, Any], code: str, rule: str | None = None
+) -> dict:
     """``command`` is refused with 422 ``code`` (and ``rule``) and the game does not move."""
     before = view(stack, gid)
     body = problem(send(stack, gid, token, command), 422, code)
@@ -261,13 +284,25 @@ def test_illegal_and_malformed_commands_change_nothing(stack: Stack) -> None:
     drawn = mine["drawn"]
 
     # Price phase
-    refused(stack, gid, tokens[0], set_prices(drawn, drawn[0], 4, 2), "move/illegal",
-            "not_enough_gold")
-    refused(stack, gid, tokens[0], {"type": "set_prices", "discard": drawn[0],
-                                    "prices": {drawn[0]: 1, drawn[1]: 1}},
-            "move/illegal", "discard_priced")
-    refused(stack, gid, tokens[0], {"type": "set_prices", "discard": drawn[0],
-                                    "prices": {drawn[1]: 1}}, "move/illegal", "missing_price")
+    refused(
+        stack, gid, tokens[0], set_prices(drawn, drawn[0], 4, 2), "move/illegal", "not_enough_gold"
+    )
+    refused(
+        stack,
+        gid,
+        tokens[0],
+        {"type": "set_prices", "discard": drawn[0], "prices": {drawn[0]: 1, drawn[1]: 1}},
+        "move/illegal",
+        "discard_priced",
+    )
+    refused(
+        stack,
+        gid,
+        tokens[0],
+        {"type": "set_prices", "discard": drawn[0], "prices": {drawn[1]: 1}},
+        "move/illegal",
+        "missing_price",
+    )
     refused(stack, gid, tokens[0], PASS, "move/illegal", "wrong_phase")
     for bad in (
         {"type": "place", "tile": drawn[0], "y": 0, "rotation": 0},
@@ -281,20 +316,36 @@ def test_illegal_and_malformed_commands_change_nothing(stack: Stack) -> None:
     ):
         body = refused(stack, gid, tokens[0], bad, "command/invalid")
         assert body["errors"], body
-    body = refused(stack, gid, tokens[0], {"type": "place", "tile": drawn[0], "y": 0,
-                                           "rotation": 45}, "command/invalid")
+    body = refused(
+        stack,
+        gid,
+        tokens[0],
+        {"type": "place", "tile": drawn[0], "y": 0, "rotation": 45},
+        "command/invalid",
+    )
     assert {"x", "rotation"} <= set(body["errors"])
 
     act(stack, gid, tokens[0], set_prices(drawn, drawn[0], 2, 3))
-    refused(stack, gid, tokens[0], set_prices(drawn, drawn[0], 1, 1), "move/illegal",
-            "already_set")
+    refused(stack, gid, tokens[0], set_prices(drawn, drawn[0], 1, 1), "move/illegal", "already_set")
     # Landscape tiles may be given by number ("L07" = 7 = "7"), as JSON object keys must be
     one = view(stack, gid, tokens[1])["drawn"]
-    refused(stack, gid, tokens[1], {"type": "set_prices", "discard": one[0],
-                                    "prices": {one[1]: 1, str(int(one[1][1:])): 1}},
-            "command/invalid")  # the same tile priced twice
-    mine_1 = act(stack, gid, tokens[1], {"type": "set_prices", "discard": int(one[0][1:]),
-                                         "prices": {str(int(t[1:])): 1 for t in one[1:]}})
+    refused(
+        stack,
+        gid,
+        tokens[1],
+        {"type": "set_prices", "discard": one[0], "prices": {one[1]: 1, str(int(one[1][1:])): 1}},
+        "command/invalid",
+    )  # the same tile priced twice
+    mine_1 = act(
+        stack,
+        gid,
+        tokens[1],
+        {
+            "type": "set_prices",
+            "discard": int(one[0][1:]),
+            "prices": {str(int(t[1:])): 1 for t in one[1:]},
+        },
+    )
     assert mine_1["discard"] == one[0] and mine_1["offer"] == {t: 1 for t in one[1:]}
     two = view(stack, gid, tokens[2])["drawn"]
     act(stack, gid, tokens[2], set_prices(two, two[0], 1, 1))
@@ -302,8 +353,9 @@ def test_illegal_and_malformed_commands_change_nothing(stack: Stack) -> None:
     # Buying: seat 0 buys first (first_player 0)
     assert view(stack, gid)["current_buyer"] == 0
     refused(stack, gid, tokens[0], {"type": "buy", "tile": drawn[1]}, "move/illegal", "own_tile")
-    refused(stack, gid, tokens[0], {"type": "buy", "tile": drawn[0]}, "move/illegal",
-            "not_offered")  # the axed tile went back to the bag
+    refused(
+        stack, gid, tokens[0], {"type": "buy", "tile": drawn[0]}, "move/illegal", "not_offered"
+    )  # the axed tile went back to the bag
     refused(stack, gid, tokens[1], PASS, "move/not_your_turn")
     for seat in (0, 1, 2):
         act(stack, gid, tokens[seat], PASS)
@@ -313,20 +365,49 @@ def test_illegal_and_malformed_commands_change_nothing(stack: Stack) -> None:
     assert mine["phase"] == "building" and sorted(mine["to_place"]) == sorted(drawn[1:])
     legal = {(c["tile"], c["x"], c["y"], c["rotation"]) for c in mine["legal_commands"]}
     tile = mine["to_place"][0]
-    refused(stack, gid, tokens[0], {"type": "place", "tile": tile, "x": 5, "y": 5,
-                                    "rotation": 0}, "move/illegal", "no_contact")
-    refused(stack, gid, tokens[0], {"type": "place", "tile": tile, "x": 0, "y": 0,
-                                    "rotation": 0}, "move/illegal", "occupied")
+    refused(
+        stack,
+        gid,
+        tokens[0],
+        {"type": "place", "tile": tile, "x": 5, "y": 5, "rotation": 0},
+        "move/illegal",
+        "no_contact",
+    )
+    refused(
+        stack,
+        gid,
+        tokens[0],
+        {"type": "place", "tile": tile, "x": 0, "y": 0, "rotation": 0},
+        "move/illegal",
+        "occupied",
+    )
     other = view(stack, gid, tokens[1])["to_place"][0]
-    refused(stack, gid, tokens[0], {"type": "place", "tile": other, "x": 1, "y": 0,
-                                    "rotation": 0}, "move/illegal", "not_your_tile")
+    refused(
+        stack,
+        gid,
+        tokens[0],
+        {"type": "place", "tile": other, "x": 1, "y": 0, "rotation": 0},
+        "move/illegal",
+        "not_your_tile",
+    )
     refused(stack, gid, tokens[0], PASS, "move/illegal", "wrong_phase")
-    mismatched = [(t, x, y, r) for t in mine["to_place"] for x, y in NEIGHBOURS
-                  for r in ROTATIONS if (t, x, y, r) not in legal]
+    mismatched = [
+        (t, x, y, r)
+        for t in mine["to_place"]
+        for x, y in NEIGHBOURS
+        for r in ROTATIONS
+        if (t, x, y, r) not in legal
+    ]
     assert mismatched, "every spot next to the castle fits: pick another seed"
     t, x, y, r = mismatched[0]
-    refused(stack, gid, tokens[0], {"type": "place", "tile": t, "x": x, "y": y, "rotation": r},
-            "move/illegal", "terrain_mismatch")
+    refused(
+        stack,
+        gid,
+        tokens[0],
+        {"type": "place", "tile": t, "x": x, "y": y, "rotation": r},
+        "move/illegal",
+        "terrain_mismatch",
+    )
     act(stack, gid, tokens[0], {**mine["legal_commands"][0]})
 
 
@@ -345,7 +426,11 @@ def test_scoring_tiles_option_fixes_the_four_scoring_tiles(stack: Stack) -> None
     by_letter = {"A": 1, "B": "2", "C": "gold_majority", "D": 15}
     gid, _ = humans(stack, 2, options={"scoring_tiles": by_letter})
     assert [t["id"] for t in view(stack, gid)["scoring_tiles"]] == [
-        "sheep", "brochs_in_mountains", "gold_majority", "completed_mountains"]
+        "sheep",
+        "brochs_in_mountains",
+        "gold_majority",
+        "completed_mountains",
+    ]
 
 
 def test_first_player_option_sets_the_start_player(stack: Stack) -> None:
@@ -379,21 +464,23 @@ def test_advanced_variant_with_two_players_offers_an_extra_tile(stack: Stack) ->
     assert view(stack, plain)["advanced_variant"] is False
 
 
-@pytest.mark.parametrize("seats, options", [
-    (4, {"advanced_variant": True}),
-    (5, {"advanced_variant": True}),
-    (3, {"advanced_variant": "yes"}),
-    (3, {"scoring_tiles": ["sheep", "sheep", "gold_majority", "vertical_lines"]}),
-    (3, {"scoring_tiles": ["sheep", "gold_majority", "vertical_lines"]}),
-    (3, {"scoring_tiles": ["sheep", "gold_majority", "vertical_lines", "dragons"]}),
-    (3, {"first_player": 3}),
-    (3, {"colour": "blue"}),
-    (1, {}),
-    (6, {}),
-])
+@pytest.mark.parametrize(
+    "seats, options",
+    [
+        (4, {"advanced_variant": True}),
+        (5, {"advanced_variant": True}),
+        (3, {"advanced_variant": "yes"}),
+        (3, {"scoring_tiles": ["sheep", "sheep", "gold_majority", "vertical_lines"]}),
+        (3, {"scoring_tiles": ["sheep", "gold_majority", "vertical_lines"]}),
+        (3, {"scoring_tiles": ["sheep", "gold_majority", "vertical_lines", "dragons"]}),
+        (3, {"first_player": 3}),
+        (3, {"colour": "blue"}),
+        (1, {}),
+        (6, {}),
+    ],
+)
 def test_invalid_options_are_422(stack: Stack, seats: int, options: dict) -> None:
-    body = {"game": "skye", "seats": [{"name": f"p{i}"} for i in range(seats)],
-            "options": options}
+    body = {"game": "skye", "seats": [{"name": f"p{i}"} for i in range(seats)], "options": options}
     before = stack.redis.zcard("games:all")
     problem(stack.http.post("/v1/games", json=body), 422, "options/invalid")
     assert stack.redis.zcard("games:all") == before

@@ -54,8 +54,9 @@ def test_in_process_and_through_the_service_give_the_same_bytes(
     worker = StreamConsumer(redis_client, app, game, name="w")
     worker.ensure_groups()
     for cid, seat, body in played.commands:
-        handlers.submit_command(app, CommandMessage(command_id=cid, game_id=created.game_id,
-                                                    seat=seat, body=body), game)
+        handlers.submit_command(
+            app, CommandMessage(command_id=cid, game_id=created.game_id, seat=seat, body=body), game
+        )
         assert worker.poll_once(block_ms=1000) == 1
     through_service = app.ports.store.read(created.game_id)
     assert through_service[-1].type == "seed_revealed"
@@ -77,21 +78,28 @@ def test_no_seat_reads_another_seats_secret_in_a_recorded_command() -> None:
                     assert secret not in command, (reader, doc)
                 if command["type"] in ("place", "discard"):
                     assert command.get("redacted") is True
-            own = [d["command"] for d in visible_events(engine, played.envelopes, reader)
-                   if d.get("command") and d["seat"] == reader and d["command"]["type"] == "place"]
+            own = [
+                d["command"]
+                for d in visible_events(engine, played.envelopes, reader)
+                if d.get("command") and d["seat"] == reader and d["command"]["type"] == "place"
+            ]
             if reader is not None:
                 assert own and all(c["disc"] in skull.DISCS for c in own)
 
 
-@pytest.mark.parametrize(("game", "secret_type"), [("fox", "return_card"),
-                                                   ("skye", "set_prices")])
-def test_secret_commands_of_fox_and_skye_reach_only_their_sender(game: str,
-                                                                secret_type: str) -> None:
+@pytest.mark.parametrize(("game", "secret_type"), [("fox", "return_card"), ("skye", "set_prices")])
+def test_secret_commands_of_fox_and_skye_reach_only_their_sender(
+    game: str, secret_type: str
+) -> None:
     seats = 2
     found = 0
     for seed in range(6):
-        played = play(game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox" else {},
-                      f"s-{game}-{seed}")
+        played = play(
+            game,
+            [{"bot": "random"}] * seats,
+            {"target": 7} if game == "fox" else {},
+            f"s-{game}-{seed}",
+        )
         engine = played.record.engine
         for reader in (None, 0, 1):
             for doc in visible_events(engine, played.envelopes, reader):
@@ -105,3 +113,13 @@ def test_secret_commands_of_fox_and_skye_reach_only_their_sender(game: str,
                 else:
                     assert not any(f in command for f in fields), json.dumps(doc)
     assert found > 0
+
+
+@pytest.mark.parametrize(("game", "seats", "options"), GAMES)
+def test_the_fast_path_plays_the_same_game(game: str, seats: int, options: dict[str, Any]) -> None:
+    for i in range(3):
+        full = play(game, [{"bot": "random"}] * seats, options, f"fast-{i}")
+        fast = play(game, [{"bot": "random"}] * seats, options, f"fast-{i}", keep_envelopes=False)
+        assert fast.record.state == full.record.state
+        assert (fast.record.version, fast.actions) == (full.record.version, full.actions)
+        assert fast.record.version == full.envelopes[-1].version

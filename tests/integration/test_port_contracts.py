@@ -24,8 +24,14 @@ def ports(request: pytest.FixtureRequest) -> Iterator[Ports]:
 
 
 def _entry(gid: str, tokens: tuple[str | None, ...] = ("h0", None)) -> GameEntry:
-    return GameEntry(game_id=gid, game="fox", seed="s3cret", shard=0,
-                     created_at="2026-01-01T00:00:00.000Z", token_hashes=tokens)
+    return GameEntry(
+        game_id=gid,
+        game="fox",
+        seed="s3cret",
+        shard=0,
+        created_at="2026-01-01T00:00:00.000Z",
+        token_hashes=tokens,
+    )
 
 
 def test_directory_registers_finds_lists_and_updates_games(ports: Ports) -> None:
@@ -78,7 +84,7 @@ def test_command_bus_keeps_the_first_pending_and_hands_over_the_reply(ports: Por
     fields = {"id": "c1", "game": "g", "seat": "0", "body": "{}", "ev": ""}
     bus.put("fox", 0, fields, game_id="g", command_id="c1", pending='{"status":"pending"}')
     assert bus.outcome("g", "c1") == '{"status":"pending"}'
-    bus.complete("g", "c1", '{"status":"accepted"}', 'reply\nview')
+    bus.complete("g", "c1", '{"status":"accepted"}', "reply\nview")
     # A resent id keeps its outcome.
     bus.put("fox", 0, fields, game_id="g", command_id="c1", pending='{"status":"pending"}')
     assert bus.outcome("g", "c1") == '{"status":"accepted"}'

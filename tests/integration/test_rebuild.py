@@ -31,8 +31,9 @@ def test_rebuild_from_events_gives_the_same_bytes(redis_client: redis.Redis, gam
         view = json.loads(redis_client.get(keys.view(gid, seat)))
         command = random_bot(view, rng)
         assert command is not None
-        outcome = handlers.decide_command(live, CommandMessage(command_id=f"c{n}", game_id=gid,
-                                                               seat=seat, body=command))
+        outcome = handlers.decide_command(
+            live, CommandMessage(command_id=f"c{n}", game_id=gid, seat=seat, body=command)
+        )
         assert outcome["status"] == "accepted", outcome
     names = [keys.view(gid, s) for s in range(SEATS[game])] + [keys.public(gid)]
     before = [redis_client.get(k) for k in names]

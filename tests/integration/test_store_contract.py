@@ -56,8 +56,14 @@ def test_append_then_read_all_and_from_a_version(store: EventStore) -> None:
 def test_stale_expected_version_is_refused_and_nothing_is_written(store: EventStore) -> None:
     _append(store, "g1", 2)
     version, prev = store.head("g1")
-    envs = seal([NewEvent(type="x", data={})], after_version=1, prev_hash=prev,
-                command_id=None, seat=None, at="t")
+    envs = seal(
+        [NewEvent(type="x", data={})],
+        after_version=1,
+        prev_hash=prev,
+        command_id=None,
+        seat=None,
+        at="t",
+    )
     with pytest.raises(StaleVersion):
         store.append("g1", envs, expected_version=1)
     assert len(store.read("g1")) == 2
@@ -65,8 +71,14 @@ def test_stale_expected_version_is_refused_and_nothing_is_written(store: EventSt
 
 def test_wrong_prev_hash_is_refused(store: EventStore) -> None:
     _append(store, "g1", 1)
-    envs = seal([NewEvent(type="x", data={})], after_version=1, prev_hash=GENESIS_HASH,
-                command_id=None, seat=None, at="t")
+    envs = seal(
+        [NewEvent(type="x", data={})],
+        after_version=1,
+        prev_hash=GENESIS_HASH,
+        command_id=None,
+        seat=None,
+        at="t",
+    )
     with pytest.raises(StaleVersion):
         store.append("g1", envs, expected_version=1)
     assert store.head("g1")[0] == 1

@@ -40,8 +40,9 @@ def _first_legal(client: redis.Redis, gid: str) -> tuple[int, dict]:
 
 def _submit(app: App, client: redis.Redis, gid: str, cid: str) -> None:
     seat, cmd = _first_legal(client, gid)
-    handlers.submit_command(app, CommandMessage(command_id=cid, game_id=gid, seat=seat,
-                                                body=cmd), "fox")
+    handlers.submit_command(
+        app, CommandMessage(command_id=cid, game_id=gid, seat=seat, body=cmd), "fox"
+    )
 
 
 def _result(client: redis.Redis, gid: str, cid: str) -> dict:
@@ -58,7 +59,7 @@ def test_redelivered_command_is_recognised_and_not_applied_twice(
     _submit(app, redis_client, gid, "c-1")
     # The worker reads and applies the command, then dies before its XACK.
     rows = redis_client.xreadgroup(GROUP, "crashy", {STREAM: ">"})
-    (_stream, [(_msg_id, fields)]), = rows
+    ((_stream, [(_msg_id, fields)]),) = rows
     outcome = handlers.decide_command(app, CommandMessage.from_fields(fields))
     assert outcome["status"] == "accepted"
     version = app.ports.store.head(gid)[0]
@@ -177,7 +178,7 @@ def test_a_command_that_keeps_failing_is_dead_lettered_then_reported(
     result = _result(redis_client, gid, "c-4")
     assert result["status"] == "error" and result["error"]["code"] == "server/error"
     assert redis_client.xpending(STREAM, GROUP)["pending"] == 0
-    (_id, dead), = redis_client.xrange(keys.dead_letters(STREAM))
+    ((_id, dead),) = redis_client.xrange(keys.dead_letters(STREAM))
     assert dead[b"id"] == b"c-4" and b"engine bug" in dead[b"error"]
     # The worker goes on: the next command is applied.
     monkeypatch.undo()

@@ -26,8 +26,9 @@ def test_bot_reads_only_its_own_view_and_submits_through_the_bus() -> None:
     app = bootstrap(Settings(), backend="memory")
     spy = app.ports.read_models = SpyReadModels()
     for seed in range(20):  # a seed whose first trick the bot (seat 1) leads
-        gid = handlers.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}],
-                                   seed=f"s{seed}").game_id
+        gid = handlers.create_game(
+            app, "fox", [{"name": "a"}, {"bot": "random"}], seed=f"s{seed}"
+        ).game_id
         public = json.loads(spy.read(gid, None) or b"{}")
         if public["to_act"] == [1]:
             break

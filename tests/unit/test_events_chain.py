@@ -10,8 +10,14 @@ from shared.events import GENESIS_HASH, Envelope, NewEvent, chain_hash, seal, ve
 
 
 def _chain(n: int) -> list[Envelope]:
-    return seal([NewEvent(type="e", data={"i": i}) for i in range(n)], after_version=0,
-                prev_hash=GENESIS_HASH, command_id="c", seat=1, at="2026-01-01T00:00:00Z")
+    return seal(
+        [NewEvent(type="e", data={"i": i}) for i in range(n)],
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="c",
+        seat=1,
+        at="2026-01-01T00:00:00Z",
+    )
 
 
 def test_seal_links_each_envelope_to_the_one_before() -> None:
@@ -24,11 +30,17 @@ def test_seal_links_each_envelope_to_the_one_before() -> None:
 
 def test_hash_covers_every_field() -> None:
     env = _chain(1)[0]
-    base = dict(version=1, type="e", data={"i": 0}, command_id="c", seat=1,
-                at="2026-01-01T00:00:00Z")
+    base = dict(
+        version=1, type="e", data={"i": 0}, command_id="c", seat=1, at="2026-01-01T00:00:00Z"
+    )
     assert chain_hash(GENESIS_HASH, **base) == env.hash
-    for field, other in [("type", "f"), ("data", {"i": 1}), ("command_id", "d"), ("seat", 0),
-                         ("at", "2026-01-01T00:00:01Z")]:
+    for field, other in [
+        ("type", "f"),
+        ("data", {"i": 1}),
+        ("command_id", "d"),
+        ("seat", 0),
+        ("at", "2026-01-01T00:00:01Z"),
+    ]:
         assert chain_hash(GENESIS_HASH, **{**base, field: other}) != env.hash
 
 
@@ -41,7 +53,7 @@ def test_any_change_or_gap_is_detected(index: int) -> None:
         verify_chain(forged)
     if index < 2:  # dropping the last one leaves a valid, shorter chain
         with pytest.raises(ValueError):
-            verify_chain(envs[:index] + envs[index + 1:])
+            verify_chain(envs[:index] + envs[index + 1 :])
 
 
 def test_envelope_round_trips_through_dict() -> None:

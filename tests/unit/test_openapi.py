@@ -18,7 +18,19 @@ def test_checked_in_openapi_matches_the_code() -> None:
 
 def test_every_endpoint_of_the_contract_is_documented() -> None:
     paths = spec()["paths"]
-    for path, method in [("/v1/games", "post"), ("/v1/games/{game_id}", "get"),
-                         ("/v1/games/{game_id}/commands", "post"),
-                         ("/v1/games/{game_id}/events", "get"), ("/healthz", "get")]:
+    for path, method in [
+        ("/v1/games", "post"),
+        ("/v1/games/{game_id}", "get"),
+        ("/v1/games/{game_id}/commands", "post"),
+        ("/v1/games/{game_id}/events", "get"),
+        ("/healthz", "get"),
+    ]:
         assert method in paths[path]
+
+
+def test_the_problem_body_lists_every_code_of_the_catalogue() -> None:
+    from shared.app.errors import CATALOGUE, ErrorCode
+
+    problem = spec()["components"]["schemas"]["Problem"]["properties"]["code"]
+    assert problem["enum"] == [c.value for c in ErrorCode]
+    assert set(CATALOGUE) == set(ErrorCode)

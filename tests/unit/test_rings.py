@@ -102,8 +102,7 @@ def engine_violations(graph: dict[str, list[str]]) -> list[str]:
         for mod, imps in graph.items()
         if _within(mod, "shared.games")
         for imp in imps
-        if not _within(imp, "shared.games")
-        and imp.partition(".")[0] not in sys.stdlib_module_names
+        if not _within(imp, "shared.games") and imp.partition(".")[0] not in sys.stdlib_module_names
     ]
 
 
@@ -207,7 +206,11 @@ def test_checkers_catch_violations() -> None:
     )
     graph = {"shared.games.x": imports_of(src, "shared.games.x")}
     assert graph["shared.games.x"] == [
-        "os", "shared.games.base", "redis.client", "shared.keys", "shared.store.port",
+        "os",
+        "shared.games.base",
+        "redis.client",
+        "shared.keys",
+        "shared.store.port",
     ]
     assert engine_violations(graph) == [
         "shared.games.x: redis.client",

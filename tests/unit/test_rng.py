@@ -62,3 +62,11 @@ def test_bot_randomness_follows_the_documented_derivation() -> None:
 def test_bot_randomness_is_uniform_enough() -> None:
     counts = Counter(bot_random("u", 0, v).choice("abc") for v in range(3000))
     assert all(900 < c < 1100 for c in counts.values())
+
+
+@pytest.mark.parametrize("seed", ["", "s", "x" * 63, "y" * 64, "z" * 65, "é" * 40, "k" * 500])
+def test_blocks_are_hmac_sha256_for_keys_of_every_length(seed: str) -> None:
+    rng = Rng(seed, "v7")
+    for i in range(3):
+        expected = hmac.new(seed.encode(), f"v7:{i}".encode(), hashlib.sha256).digest()
+        assert rng._block() == int.from_bytes(expected, "big")

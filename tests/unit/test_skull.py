@@ -790,8 +790,11 @@ def test_decide_answers_command_invalid_for_an_object_that_is_no_command(
     # Given seat 0 to place and seat 2 out of the game, when decide gets something that is no
     # Skull command, then command/invalid whoever sends it (before: not_your_turn, or
     # move/illegal "eliminated", for a seat not to act).
-    state = given(GameSetUp(seats=4), *lose(2, FLOWER, FLOWER, FLOWER, SKULL),
-                  RoundStarted(round=1, starter=0))
+    state = given(
+        GameSetUp(seats=4),
+        *lose(2, FLOWER, FLOWER, FLOWER, SKULL),
+        RoundStarted(round=1, starter=0),
+    )
     err = rejected(state, seat, command)
     assert (err.code, err.rule) == (errors.INVALID_COMMAND, None), (label, err.to_dict())
     assert "type" in err.errors

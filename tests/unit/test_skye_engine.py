@@ -247,8 +247,11 @@ def unknown_command_states() -> list[tuple[str, State, int]]:
     prices_done, _ = act(start(HANDS3), 0, prices("L21", L25=1, L32=1))
     buying = prices_done
     for seat in (1, 2):
-        buying, _ = act(buying, seat, prices(buying.players[seat].drawn[0],
-                                             **{t: 1 for t in buying.players[seat].drawn[1:]}))
+        buying, _ = act(
+            buying,
+            seat,
+            prices(buying.players[seat].drawn[0], **{t: 1 for t in buying.players[seat].drawn[1:]}),
+        )
     return [
         ("prices, to act", start(HANDS3), 0),
         ("prices, already set", prices_done, 0),
@@ -633,8 +636,9 @@ def test_price_phase_legal_command_is_a_template() -> None:
     assert skye.view(s, 1)["legal_commands"] == [skye.command_to_json(entry)]
     # sent back as it is, the entry is a valid command: the default split
     sent = skye.parse_command(skye.command_to_json(entry))
-    assert sent == skye.parse_command({"type": "set_prices", "discard": "L04",
-                                       "prices": {"L08": 1, "L09": 1}})
+    assert sent == skye.parse_command(
+        {"type": "set_prices", "discard": "L04", "prices": {"L08": 1, "L09": 1}}
+    )
     assert skye.decide(s, 1, sent, Rng("t"))
     assert skye.view(s, None)["legal_commands"] == []
 

@@ -619,7 +619,8 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "to_act": list(to_act(state)),
         "legal_commands": (
             [command_to_json(c) for c in legal_commands(state, seat)]
-            if mine and seat is not None else []
+            if mine and seat is not None
+            else []
         ),
         "outcome": outcome(state),
     }

@@ -84,8 +84,12 @@ class SetPricesTemplate:
     def for_tiles(cls, tiles: tuple[str, ...], gold: int) -> SetPricesTemplate:
         """The entry with its default split: the axe on the first tile, the minimum on the
         others."""
-        return cls(tiles=tiles, gold=gold, discard=tiles[0] if tiles else None,
-                   prices={t: 1 for t in tiles[1:]})
+        return cls(
+            tiles=tiles,
+            gold=gold,
+            discard=tiles[0] if tiles else None,
+            prices={t: 1 for t in tiles[1:]},
+        )
 
 
 COMMANDS = registry(SetPrices, Buy, Pass, Place)

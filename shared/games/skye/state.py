@@ -28,6 +28,7 @@ from shared.games.skye.territory import Territory, castle_territory
 
 PHASES = ("prices", "buying", "building", "game_over")
 
+
 def replace(obj: Any, **changes: Any) -> Any:
     """``dataclasses.replace`` for the frozen slotted classes here, without re-running
     ``__init__`` (evolve calls it tens of thousands of times per game)."""
