@@ -13,10 +13,10 @@ from services.worker.consumer import StreamConsumer
 from shared import keys
 from shared.app import handlers
 from shared.app.context import App
-from shared.app.dispatch import InlineDispatcher
 from shared.app.handlers import play_bot_move
 from shared.bootstrap import bootstrap
 from shared.config import Settings
+from tests.integration.bot_games import bot_app, play_to_the_end, worker_for
 
 
 def _app(client: redis.Redis, dispatcher: object = None) -> App:
@@ -27,19 +27,11 @@ def _app(client: redis.Redis, dispatcher: object = None) -> App:
 def test_a_bots_only_game_ends_with_each_bot_command_sent_once(
     redis_client: redis.Redis, game: str, seats: int
 ) -> None:
-    service = _app(redis_client, lambda a: InlineDispatcher().bind(a))
-    worker = StreamConsumer(redis_client, service, game, name="w")
-    worker.ensure_groups()
-    gid = handlers.create_game(
-        service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox" else {}
-    ).game_id
-    deadline = time.monotonic() + 60
-    while json.loads(redis_client.get(keys.public(gid)))["outcome"] is None:
-        assert time.monotonic() < deadline, "the bots stalled"
-        worker.poll_once(block_ms=100)
-    # Bot commands sent just before the last move are still queued: let the worker answer them.
-    while worker.poll_once(block_ms=50):
-        pass
+    app = bot_app(redis_client)
+    options = {"target": 7} if game == "fox" else {}
+    gid = play_to_the_end(
+        redis_client, app, worker_for(redis_client, app, game), game, seats, options
+    )
     ids = [f[b"id"] for _, f in redis_client.xrange(keys.command_stream(game, 0))]
     assert len(ids) == len(set(ids)), "a bot command was sent twice"
     results = [json.loads(redis_client.get(keys.result(gid, i.decode()))) for i in ids]

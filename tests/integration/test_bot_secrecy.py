@@ -14,7 +14,6 @@ import itertools
 import json
 import math
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,18 +21,15 @@ from typing import Any
 import pytest
 import redis
 
-from services.worker.consumer import StreamConsumer
 from shared import keys
-from shared.app import bots, handlers
+from shared.app import bots
 from shared.app.context import App
-from shared.app.dispatch import InlineDispatcher
-from shared.bootstrap import bootstrap
-from shared.config import Settings
 from shared.events import SEED_REVEALED, Envelope
 from shared.games import skull
 from shared.games.rng import bot_random
 from shared.projections import view
 from shared.record import fold
+from tests.integration.bot_games import bot_app, play_to_the_end, worker_for
 
 PublicRng = Callable[[str, int, int], random.Random]
 
@@ -68,20 +64,12 @@ def play_bot_games(
     client: redis.Redis, game: str, seats: int, count: int, options: dict[str, Any]
 ) -> list[PlayedGame]:
     """``count`` all-bot games through the worker and ``play_bot_move``."""
-    app = bootstrap(Settings(), client=client, dispatcher=lambda a: InlineDispatcher().bind(a))
-    worker = StreamConsumer(client, app, game, name="w")
-    worker.ensure_groups()
-    played = []
-    for _ in range(count):
-        gid = handlers.create_game(app, game, [{"bot": "random"}] * seats, options).game_id
-        deadline = time.monotonic() + 120
-        while json.loads(client.get(keys.public(gid)))["outcome"] is None:
-            assert time.monotonic() < deadline, "the bots stalled"
-            worker.poll_once(block_ms=100)
-        while worker.poll_once(block_ms=20):
-            pass
-        played.append(_trace(client, app, game, gid))
-    return played
+    app = bot_app(client)
+    worker = worker_for(client, app, game)
+    return [
+        _trace(client, app, game, play_to_the_end(client, app, worker, game, seats, options))
+        for _ in range(count)
+    ]
 
 
 def _trace(client: redis.Redis, app: App, game: str, gid: str) -> PlayedGame:
