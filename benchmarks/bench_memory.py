@@ -1,4 +1,4 @@
-"""Redis memory per finished game: play N Fox games to the end through ``GameService`` on a
+"""Redis memory per finished game: play N Fox games to the end through the handlers on a
 fresh redis-server and divide the growth of ``used_memory`` by N.
 
 Reported in two parts: the game's own keys (events, head, command ids, meta, projections,
@@ -19,11 +19,12 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from shared.service import CommandMessage, GameService, NullDispatcher  # noqa: E402
-
 from shared import keys  # noqa: E402
+from shared.app import handlers  # noqa: E402
+from shared.app.messages import CommandMessage  # noqa: E402
+from shared.bootstrap import bootstrap  # noqa: E402
+from shared.config import Settings  # noqa: E402
 from shared.redis_server import RedisServer  # noqa: E402
-from shared.store.redis_streams import RedisEventStore  # noqa: E402
 
 
 def run(games: int = 200, target: int = 21) -> dict[str, Any]:
@@ -31,14 +32,16 @@ def run(games: int = 200, target: int = 21) -> dict[str, Any]:
     server = RedisServer()
     try:
         r = redis.Redis.from_url(server.url)
-        svc = GameService(RedisEventStore(r), r, dispatcher=NullDispatcher())
+        app = bootstrap(Settings(), client=r)
         rng = random.Random(7)
         r.memory_purge() if hasattr(r, "memory_purge") else None
         base = r.info("memory")["used_memory"]
         events = commands = 0
         ids = []
         for g in range(games):
-            gid = svc.create("fox", [{"name": "a"}, {"name": "b"}], {"target": target}).game_id
+            gid = handlers.create_game(
+                app, "fox", [{"name": "a"}, {"name": "b"}], {"target": target}
+            ).game_id
             ids.append(gid)
             n = 0
             while True:
@@ -53,11 +56,11 @@ def run(games: int = 200, target: int = 21) -> dict[str, Any]:
                     seat=seat,
                     body=rng.choice(view["legal_commands"]),
                 )
-                svc.submit(msg, "fox")
-                svc.handle(msg)
+                handlers.submit_command(app, msg, "fox")
+                handlers.decide_command(app, msg)
                 n += 1
             commands += n
-            events += svc.store.head(gid)[0]
+            events += app.ports.store.head(gid)[0]
         # Reply lists are transient (popped by a waiting gateway, else gone after 60 s).
         transient = sum(r.memory_usage(k) or 0 for k in r.scan_iter("game:*:reply:*"))
         for k in list(r.scan_iter("game:*:reply:*")):

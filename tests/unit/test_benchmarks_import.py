@@ -1,0 +1,20 @@
+"""The benchmark scripts import against the current code (they are not run by the suite, so
+a renamed module would otherwise go unnoticed until ``make bench``)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+MODULES = ["bench_cold_load", "bench_fox_engine", "bench_gateway", "bench_memory", "run_all"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_benchmark_module_imports(name: str) -> None:
+    module = importlib.import_module(f"benchmarks.{name}")
+    assert callable(
+        getattr(module, "run", None)
+        or getattr(module, "main", None)
+        or getattr(module, "play_games", None)
+    )
