@@ -176,8 +176,10 @@ def report(
         "",
         "## In-process random play-outs (engine only, no Redis)",
         "",
-        "`tabletop simulate` loop: `to_act` → `legal_commands` → random choice → `decide` →",
-        "`evolve` for each event. Best of three runs.",
+        "`tabletop simulate` through the one play-out driver (`shared/app/playout.py`, its",
+        "fast path: no JSON, no hashes): `to_act` → `legal_commands` → the random bot's choice",
+        "from the game's secret seed (one HMAC block, stream `bot:<seat>:v<version>`, as the",
+        "service's bots draw) → `decide` with label `v<version>` → `evolve`. Best of three runs.",
         "",
         "| game | seats | games | actions | games/s | actions/s | actions per PING time |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -269,9 +271,14 @@ NOTES = """## What stands between these figures and the targets
 
 - **Fox play-outs (target ≥ 300k actions/s).** Found in representation, with the state kept
   immutable: a plain tuple of small ints and bitmasks, command and event objects precomputed
-  per card, trick results from tables, one HMAC draw per deal. The figure above is wall-clock
-  through the generic `simulate` driver (a new `Rng` per action, as the service gives one per
-  version); `benchmarks/bench_fox_engine.py` measures the engine loop alone in CPU time.
+  per card, trick results from tables, one HMAC draw per deal. `benchmarks/bench_fox_engine.py`
+  measures the engine loop alone in CPU time (its chooser is a plain `random.Random`).
+- **What secret bot randomness costs.** Since bots draw from the game's secret seed (a
+  security fix: a public source let anyone rebuild a bot's hidden hand), every bot move costs
+  one HMAC-SHA256 block, about 1 µs with the key's pads precomputed, where the old
+  simulator's shared Mersenne Twister cost about 0.1 µs. For Fox, whose whole action costs a
+  few µs, that is most of the difference in the `simulate` figure before and after
+  (see "Before and after the application core"); Skull and Skye pay proportionally less.
 - **Commands through the whole path (target ≥ 1,000/s, p99 < 25 ms on 2 cores).** Not reached.
   The CPU table says why: every command costs the gateway (HTTP parsing in gunicorn, Flask,
   flask-smorest/marshmallow validation, XADD, BLPOP; plus the client's GET) and the worker

@@ -7,7 +7,14 @@ import importlib
 
 import pytest
 
-MODULES = ["bench_cold_load", "bench_fox_engine", "bench_gateway", "bench_memory", "run_all"]
+MODULES = [
+    "bench_cold_load",
+    "bench_fox_engine",
+    "bench_gateway",
+    "bench_memory",
+    "compare",
+    "run_all",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
