@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from functools import reduce
 from typing import Any
 
@@ -12,6 +11,7 @@ from hypothesis import strategies as st
 from shared.games import errors, fox
 from shared.games.errors import GameError
 from shared.games.rng import Rng
+from tests.unit.playouts import playout
 
 SETTINGS = settings(max_examples=100, deadline=None)
 
@@ -59,24 +59,11 @@ MAX_ACTIONS = 10_000  # a bound, so that a bug that never ends the game fails th
 
 
 def random_game(tag: str, seed: int, **options: Any) -> tuple[list[fox.State], list[list[Any]]]:
-    """Given a game with ``options`` played out with uniformly random legal commands from
+    """Given a game with ``options`` played out by the play-out driver's random bots from
     ``seed`` (``tag`` keeps each test's games apart): the states (after setup, then after each
     action) and the event batches (setup, then one per action)."""
-    secret, chooser = f"{tag}{seed}", random.Random(seed)
-    events = fox.setup(2, options, Rng(secret))
-    state = reduce(fox.evolve, events, None)
-    states, batches = [state], [events]
-    n = 0
-    while fox.to_act(state) and n < MAX_ACTIONS:
-        seat = fox.to_act(state)[0]
-        command = chooser.choice(fox.legal_commands(state, seat))
-        batch = fox.decide(state, seat, command, Rng(secret, f"v{n}"))
-        for e in batch:
-            state = fox.evolve(state, e)
-        states.append(state)
-        batches.append(batch)
-        n += 1
-    return states, batches
+    game = playout("fox", 2, options, f"fox-{tag}-{seed}", max_actions=MAX_ACTIONS)
+    return game.states, game.batches
 
 
 def all_events(batches: list[list[Any]]) -> list[Any]:

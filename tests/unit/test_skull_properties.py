@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from shared.games import skull
 from shared.games.rng import Rng
 from shared.games.skull import FLOWER, SKULL, DiscLost, DiscPlaced, DiscsShuffled, State
+from tests.unit import playouts
+from tests.unit.playouts import Step
 
 MAX_ACTIONS = 5_000  # far above the longest possible game (at most ~5n rounds)
 SETTINGS = settings(
@@ -30,37 +32,24 @@ games = st.tuples(
 )
 
 
-@dataclasses.dataclass
-class Step:
-    """One action of a play-out: the state before, who acted, what, and the events after."""
-
-    state: State
-    seat: int
-    command: Any
-    events: list[Any]
-
-
 def playout(seats: int, rule: str, rnd: random.Random) -> tuple[list[Any], list[Step], State]:
-    """A whole random game: every command drawn uniformly from ``legal_commands`` (bids
-    weighted down so that placements and passes also happen)."""
-    seed = f"seed-{rnd.getrandbits(32)}"
-    events = skull.setup(seats, {"next_starter": rule}, Rng(seed))
-    state = reduce(skull.evolve, events, None)
-    steps: list[Step] = []
-    for version in range(MAX_ACTIONS):
-        if skull.outcome(state) is not None:
-            break
-        (seat,) = skull.to_act(state)
+    """A whole game through the play-out driver: every command drawn uniformly from
+    ``legal_commands`` with ``rnd`` (bids weighted down so that placements and passes also
+    happen); the events (setup first), the moves and the final state."""
+
+    def policy(state: State, seat: int) -> Any:
+        assert skull.to_act(state) == (seat,)
         options = skull.legal_commands(state, seat)
         assert options, f"seat {seat} must act but has no legal command"
         others = [c for c in options if not isinstance(c, skull.Bid)]
         pool = others if others and rnd.random() < 0.6 else options
-        command = rnd.choice(pool)
-        new = skull.decide(state, seat, command, Rng(seed, f"v{version}"))
-        steps.append(Step(state, seat, command, new))
-        events += new
-        state = reduce(skull.evolve, new, state)
-    return events, steps, state
+        return rnd.choice(pool)
+
+    seed = f"skull-{rnd.getrandbits(32)}"
+    game = playouts.playout(
+        "skull", seats, {"next_starter": rule}, seed, policy=policy, max_actions=MAX_ACTIONS
+    )
+    return game.events, game.steps, game.final
 
 
 def assert_conserved(state: State) -> None:
@@ -186,8 +175,7 @@ def test_views_leak_nothing_and_determinize_matches_the_view(game: Any) -> None:
     seats, rule, rnd = game
     _, steps, final = playout(seats, rule, rnd)
     changed = 0
-    for i, step in enumerate([*steps, Step(final, 0, None, [])]):
-        state = step.state
+    for i, state in enumerate([*(step.state for step in steps), final]):
         viewer = rnd.randrange(seats)
         other = rnd.choice([s for s in range(seats) if s != viewer])
         twin = perturb(state, other, rnd)

@@ -19,9 +19,9 @@ from shared.games.base import command_json, replay
 from shared.games.rng import Rng
 from shared.games.skye import messages as m
 from shared.games.skye.data import LANDSCAPE_IDS, OFFSETS, ROTATIONS, TILES
-from shared.games.skye.playout import random_game
 from shared.games.skye.state import Player, State, replace
 from shared.games.skye.territory import Territory, castle_territory, fitting_rotations
+from tests.unit.playouts import playout
 
 
 def naive_check(t: Territory, tile: str, x: int, y: int, rotation: int) -> str | None:
@@ -61,7 +61,7 @@ def same_territory(grown: Territory, built: Territory, rnd: random.Random) -> No
 @pytest.mark.parametrize("seats", [2, 3, 4, 5])
 def test_territories_grown_tile_by_tile_match_ones_built_at_once(seats: int) -> None:
     rnd = random.Random(seats)
-    final = random_game(seats, 40 + seats, via_view=False).state
+    final = playout("skye", seats, {}, f"caches-{seats}").final
     for p in final.players:
         placements = p.territory.placements
         grown = castle_territory(placements[0].tile)
@@ -95,7 +95,7 @@ def test_fitting_rotations_compare_terrain_names() -> None:
 
 @pytest.mark.parametrize("cls", [State, Player])
 def test_replace_matches_dataclasses_replace(cls: type) -> None:
-    state = random_game(3, 5, via_view=False).state
+    state = playout("skye", 3, {}, "caches-replace").final
     obj = state if cls is State else state.players[1]
     for f in fields(cls):
         value = ("changed",)

@@ -12,12 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import shared.games.skye as skye
+from shared.app import playout as driver
 from shared.games.base import replay
 from shared.games.rng import Rng
 from shared.games.skye import messages as m
 from shared.games.skye.engine import random_prices, tile_locations
-from shared.games.skye.playout import random_game
 from shared.games.skye.state import State
+from tests.unit import playouts
 
 SETTINGS = settings(
     max_examples=50,
@@ -69,23 +70,22 @@ def check_views(state: State, rnd: random.Random) -> None:
 
 
 def play(seats: int, seed: int, variant: bool) -> tuple[State, list[Any]]:
+    """A game of the play-out driver's random bots (commands from each seat's view), every
+    move and state checked; the final state and every event."""
     rnd = random.Random(seed)
-    options = {"advanced_variant": variant}
-    states: list[State] = []
-
-    def on_step(before: State, seat: int, cmd: Any, events: list[Any]) -> None:
+    game = playouts.playout("skye", seats, {"advanced_variant": variant}, f"skye-{seed}")
+    for step in game.steps:
+        before, seat, cmd = step.state, step.seat, step.command
         assert seat in skye.to_act(before)
         if before.phase != "prices":
             assert cmd in skye.legal_commands(before, seat)
         check_cheap(before)
-        states.append(before)
-
-    result = random_game(seats, seed, options, on_step=on_step)
+    states = game.states[:-1]
     # Check a sample of the states visited (all of them would be slow); always the last.
-    check_cheap(result.state)
-    for s in [*states[::3], result.state]:
+    check_cheap(game.final)
+    for s in [*states[::3], game.final]:
         check_views(s, rnd)
-    return result.state, result.events
+    return game.final, game.events
 
 
 @SETTINGS
@@ -120,30 +120,43 @@ def test_random_playouts(seats: int, seed: int, variant: bool) -> None:
         )
 
 
+CHECKED_MOVES = 30  # each checked move folds every event so far
+
+
 @SETTINGS
 @given(seats=st.integers(2, 5), seed=st.integers(0, 2**31))
 def test_decide_does_not_mutate(seats: int, seed: int) -> None:
-    events = skye.setup(seats, {}, Rng(str(seed)))
-    state = replay(skye, events)
-    rnd = random.Random(seed)
-    for step in range(30):
-        if state.phase == "game_over":
-            break
-        seat = rnd.choice(skye.to_act(state))
-        # Folded from copies of the events: evolve may hand back the very state object it
-        # folded before, and comparing a state with itself would prove nothing.
-        before = replay(skye, [skye.event_from_json(skye.event_to_json(e)) for e in events])
-        assert before is not state
-        cmd = skye.parse_command(skye.random_command(skye.view(state, seat), rnd))
-        new = skye.decide(state, seat, cmd, Rng(str(seed), f"v{step}"))
-        assert state == before
-        events += new
-        state = replay(skye, events)
+    secret = f"skye-{seed}"
+    # The driver's setup (label "setup"), then each move's events as the driver makes them.
+    events = skye.setup(seats, skye.parse_options(seats, {}), Rng(secret, "setup"))
+    before: list[State] = []  # the state before each of the first moves, folded anew
+    moves = 0
+
+    def policy(state: State, seat: int) -> None:
+        if len(before) < CHECKED_MOVES:
+            # Folded from copies of the events: evolve may hand back the very state object it
+            # folded before, and comparing a state with itself would prove nothing.
+            copy = replay(skye, [skye.event_from_json(skye.event_to_json(e)) for e in events])
+            assert copy is not state
+            before.append(copy)
+        return None  # the seat's bot picks the command, from its view
+
+    def on_step(step: playouts.Step) -> None:
+        nonlocal moves
+        if moves < len(before):
+            assert step.state == before[moves]  # deciding left the state as it was
+        moves += 1
+        events.extend(step.events)
+
+    playouts.playout("skye", seats, {}, secret, policy=policy, on_step=on_step)
+    assert len(before) == CHECKED_MOVES and moves > CHECKED_MOVES
 
 
 def test_same_seed_same_game() -> None:
-    a = random_game(4, 7)
-    b = random_game(4, 7)
-    assert a.events == b.events
-    c = random_game(4, 7, via_view=False)
-    assert c.state.phase == "game_over"
+    bots = [{"bot": "random"}] * 4
+    a = driver.play("skye", bots, {}, "skye-7")
+    b = driver.play("skye", bots, {}, "skye-7")
+    assert a.envelopes == b.envelopes and a.commands == b.commands
+    c = driver.play("skye", bots, {}, "skye-7", keep_envelopes=False)  # the fast path
+    assert c.record.state.phase == "game_over"
+    assert (c.record.state, c.actions) == (a.record.state, a.actions)
