@@ -16,9 +16,10 @@ Engines take an ``Rng`` as an argument and record every result in an event, so r
 game never needs the seed.
 
 Bots draw from the same secret: the bot at seat ``s`` deciding at version ``v`` uses
-``bot_random(seed, s, v)``, a ``random.Random`` whose ``choice``/``randint``/``shuffle`` draw
-with ``below(n)`` of stream ``bot:<s>:v<v>`` (``BotRandom``). Nobody can recompute a bot's choices before the seed is revealed (so its
-choices tell nothing about its hidden hand), and everybody can after.
+``bot_random(seed, s, v)``, a ``random.Random`` whose ``choice``/``randint``/``shuffle`` read the
+bits of stream ``bot:<s>:v<v>`` in order (``BitStream``: ``k = (n - 1).bit_length()`` bits per
+try until the value is below ``n``). Nobody can recompute a bot's choices before the seed is
+revealed (so its choices tell nothing about its hidden hand), and everybody can after.
 """
 
 from __future__ import annotations
@@ -47,14 +48,7 @@ class Rng:
     def _block(self) -> int:
         msg = f"{self._label}:{self._counter}".encode()
         self._counter += 1
-        # HMAC-SHA256 from the key's precomputed pads: the same bytes as hmac.new(seed, msg,
-        # sha256).digest(), without hashing the key's pads again for every block.
-        inner, outer = self._pads
-        h = inner.copy()
-        h.update(msg)
-        o = outer.copy()
-        o.update(h.digest())
-        return int.from_bytes(o.digest(), "big")
+        return _hmac_block(self._pads, msg)
 
     def below(self, n: int) -> int:
         """A uniform integer in ``[0, n)``."""
@@ -77,6 +71,18 @@ class Rng:
             j = self.below(i + 1)
             out[i], out[j] = out[j], out[i]
         return tuple(out)
+
+
+def _hmac_block(pads: tuple[Any, Any], msg: bytes) -> int:
+    """HMAC-SHA256 of ``msg`` from the key's precomputed pads, as a big-endian integer: the
+    same bytes as ``hmac.new(seed, msg, sha256).digest()``, without hashing the key's pads
+    again for every block."""
+    inner, outer = pads
+    h = inner.copy()
+    h.update(msg)
+    o = outer.copy()
+    o.update(h.digest())
+    return int.from_bytes(o.digest(), "big")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -105,42 +111,73 @@ def bot_label(seat: int, version: int) -> str:
     return f"bot:{seat}:v{version}"
 
 
-class BotRandom(random.Random):
-    """``random.Random`` whose bits come from an ``Rng`` stream instead of a Mersenne Twister.
+class BitStream:
+    """The bits of an ``Rng`` stream in order: each block's 256 bits, most significant first.
 
-    ``choice``, ``randrange``, ``randint`` and ``shuffle`` draw their integers with the
-    stream's ``below(n)`` (the engines' documented rejection sampling); ``getrandbits(k)``
-    (k <= 256) is the top ``k`` bits of the next block and ``random()`` 53 of them. Nothing is
-    seeded up front: a bot that draws nothing costs nothing.
+    ``below(n)`` reads ``k = (n - 1).bit_length()`` bits at a time until the value is below
+    ``n`` (no bits at all for ``n == 1``): a bot's small draws share one HMAC block.
+    """
+
+    __slots__ = ("_rng", "_bits", "_left")
+
+    def __init__(self, rng: Rng) -> None:
+        self._rng = rng
+        self._bits = 0
+        self._left = 0
+
+    def bits(self, k: int) -> int:
+        """The next ``k`` bits as an integer."""
+        if k < 0:
+            raise ValueError("number of bits must be non-negative")
+        out = 0
+        while k:
+            if not self._left:
+                self._bits, self._left = self._rng._block(), 256
+            take = min(k, self._left)
+            self._left -= take
+            out = (out << take) | ((self._bits >> self._left) & ((1 << take) - 1))
+            k -= take
+        return out
+
+    def below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)``."""
+        if n <= 0:
+            raise ValueError("n must be positive")
+        k = (n - 1).bit_length()
+        r = self.bits(k)
+        while r >= n:
+            r = self.bits(k)
+        return r
+
+
+class BotRandom(random.Random):
+    """``random.Random`` drawing from a ``BitStream`` instead of a Mersenne Twister.
+
+    ``choice``, ``randrange``, ``randint`` and ``shuffle`` take their integers from
+    ``BitStream.below``, ``getrandbits(k)`` the next ``k`` bits, ``random()`` 53 of them.
+    Nothing is seeded up front: a bot that draws nothing costs nothing.
     """
 
     def __init__(self, rng: Rng) -> None:  # no super().__init__: the twister is never used
-        self._rng = rng
+        self._stream = BitStream(rng)
 
     def _randbelow(self, n: int) -> int:
-        """``Rng.below(n)``: what ``choice``, ``randrange``, ``randint`` and ``shuffle`` use."""
-        return self._rng.below(n)
+        """What ``choice``, ``randrange``, ``randint`` and ``shuffle`` draw with."""
+        return self._stream.below(n)
 
     def getrandbits(self, k: int) -> int:
-        """``k`` uniform bits from the next block(s) of the stream."""
-        if k < 0:
-            raise ValueError("number of bits must be non-negative")
-        out, have = 0, 0
-        while have < k:
-            take = min(256, k - have)
-            out = (out << take) | (self._rng._block() >> (256 - take))
-            have += take
-        return out
+        """The next ``k`` bits of the stream."""
+        return self._stream.bits(k)
 
     def random(self) -> float:
         """A float in [0, 1) from 53 bits."""
-        return self.getrandbits(53) * (2.0**-53)
+        return self._stream.bits(53) * (2.0**-53)
 
     def seed(self, *args: object, **kwargs: object) -> None:
         """Seeding is the ``Rng``'s business; ignored."""
 
     def getstate(self) -> tuple[Any, ...]:
-        """Not supported: the state is the ``Rng`` position."""
+        """Not supported: the state is the stream position."""
         raise NotImplementedError
 
     def setstate(self, state: object) -> None:
@@ -150,11 +187,18 @@ class BotRandom(random.Random):
 
 def bot_choice_index(seed: str, seat: int, version: int, n: int) -> int:
     """``bot_random(seed, seat, version).choice(items)``'s index for ``n`` items, without
-    building the ``random.Random`` (the play-out driver's fast path; a bot's stream serves one
-    choice, so a single item needs no draw)."""
+    building the ``random.Random`` (the play-out driver's fast path, once per bot move)."""
     if n == 1:
         return 0
-    return Rng(seed, bot_label(seat, version)).below(n)
+    k = (n - 1).bit_length()
+    block = _hmac_block(_hmac_pads(seed), f"{bot_label(seat, version)}:0".encode())
+    left = 256
+    while left >= k:  # BitStream.below within the first block
+        left -= k
+        r = (block >> left) & ((1 << k) - 1)
+        if r < n:
+            return r
+    return BitStream(Rng(seed, bot_label(seat, version))).below(n)  # a draw across blocks
 
 
 def bot_random(seed: str, seat: int, version: int) -> random.Random:

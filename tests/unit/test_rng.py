@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from shared.games.rng import Rng, bot_random, seed_hash
+from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
 
 
 def test_same_seed_and_label_give_the_same_stream() -> None:
@@ -52,11 +52,30 @@ def test_bot_randomness_comes_from_the_secret_seed_seat_and_version() -> None:
 
 
 def test_bot_randomness_follows_the_documented_derivation() -> None:
-    block = int.from_bytes(hmac.new(b"seed", b"bot:2:v9:0", hashlib.sha256).digest(), "big")
-    assert bot_random("seed", 2, 9).getrandbits(5) == block >> 251
-    # choice, randint and shuffle draw with the stream's below(n), as the engines do.
-    assert bot_random("seed", 2, 9).choice(range(20)) == Rng("seed", "bot:2:v9").below(20)
-    assert bot_random("seed", 2, 9).randint(1, 6) == 1 + Rng("seed", "bot:2:v9").below(6)
+    def block(i: int) -> int:
+        digest = hmac.new(b"seed", f"bot:2:v9:{i}".encode(), hashlib.sha256).digest()
+        return int.from_bytes(digest, "big")
+
+    bits = format(block(0), "0256b") + format(block(1), "0256b")  # the stream, in order
+    assert bot_random("seed", 2, 9).getrandbits(5) == int(bits[:5], 2)
+    # choice(20 items) reads (20 - 1).bit_length() = 5 bits per try until below 20.
+    pos, expected = 0, None
+    while expected is None:
+        r = int(bits[pos : pos + 5], 2)
+        pos += 5
+        expected = r if r < 20 else None
+    assert bot_random("seed", 2, 9).choice(range(20)) == expected
+    assert bot_choice_index("seed", 2, 9, 20) == expected
+    # Later draws go on where the last one stopped: one block serves many small draws.
+    rng = bot_random("seed", 2, 9)
+    assert [rng.getrandbits(3) for _ in range(100)] == [
+        int(bits[3 * i : 3 * i + 3], 2) for i in range(100)
+    ]
+
+
+def test_a_single_choice_draws_nothing() -> None:
+    assert bot_choice_index("seed", 0, 1, 1) == 0
+    assert bot_random("seed", 0, 1).choice(["only"]) == "only"
 
 
 def test_bot_randomness_is_uniform_enough() -> None:
@@ -70,3 +89,9 @@ def test_blocks_are_hmac_sha256_for_keys_of_every_length(seed: str) -> None:
     for i in range(3):
         expected = hmac.new(seed.encode(), f"v7:{i}".encode(), hashlib.sha256).digest()
         assert rng._block() == int.from_bytes(expected, "big")
+
+
+def test_the_fast_bot_choice_is_the_bit_streams_choice() -> None:
+    for n in (2, 3, 5, 7, 13, 33, 1000, 2**40 + 1):
+        for v in range(60):
+            assert bot_choice_index("s", 1, v, n) == bot_random("s", 1, v).choice(range(n))
