@@ -267,7 +267,30 @@ def report(
     return "\n".join(lines)
 
 
-NOTES = """## What stands between these figures and the targets
+NOTES = """## Before and after the application core (2026-12-01)
+
+`python benchmarks/compare.py --base 9f11d2d` runs the same workloads on the last revision
+before the application core (and before secret bot randomness) and on this tree in turn,
+A B A B, and prints each pair's ratio (this tree / base). Two runs on this machine, after the
+last change to the randomness code (`--pairs 3`, then `--what gateway --pairs 4 --seconds 10`):
+
+| figure | median ratio | pairs |
+| --- | --- | --- |
+| Fox play-outs, actions/s | 0.85 | 0.91, 0.85, 0.69 |
+| Skull play-outs, actions/s | 0.90 | 0.97, 0.86, 0.90 |
+| Skye play-outs, actions/s | 0.91 | 1.05, 0.81, 0.91 |
+| whole path, commands/s ÷ PINGs/s | 0.94 | 0.94, 0.85, 1.08, 1.11, 0.94, 0.59, 0.93 |
+| whole path, p99 ÷ PING (lower is better) | 1.01 | 0.98, 1.13, 0.83, 0.84, 1.01, 1.22, 1.04 |
+
+The play-outs pay for secret bot randomness (below); earlier runs of the same comparison
+while other work shared the cores gave Fox 0.57–0.65, so read these as "somewhat slower",
+not as exact figures. The whole path is within this machine's noise, perhaps a few per cent
+slower: its spread between pairs is wider than the difference. The Fox engine loop alone
+(`bench_fox_engine.py`, which no bot randomness touches) should be compared as a ratio to
+PING: on 2026-11-30 it was 355,283 actions/s at a 110 µs PING, 39 actions per PING time; on
+2026-12-01, 186,737 actions/s at a 218 µs PING, 41.
+
+## What stands between these figures and the targets
 
 - **Fox play-outs (target ≥ 300k actions/s).** Found in representation, with the state kept
   immutable: a plain tuple of small ints and bitmasks, command and event objects precomputed
@@ -275,10 +298,11 @@ NOTES = """## What stands between these figures and the targets
   measures the engine loop alone in CPU time (its chooser is a plain `random.Random`).
 - **What secret bot randomness costs.** Since bots draw from the game's secret seed (a
   security fix: a public source let anyone rebuild a bot's hidden hand), every bot move costs
-  one HMAC-SHA256 block, about 1 µs with the key's pads precomputed, where the old
-  simulator's shared Mersenne Twister cost about 0.1 µs. For Fox, whose whole action costs a
-  few µs, that is most of the difference in the `simulate` figure before and after
-  (see "Before and after the application core"); Skull and Skye pay proportionally less.
+  one HMAC-SHA256 block (about 1 µs with the key's pads precomputed; a bot's small draws
+  share one block, a forced move draws none), where the old simulator's shared Mersenne
+  Twister cost about 0.1 µs. For Fox, whose whole action costs a few µs, that is most of the
+  difference in the `simulate` figure before and after; Skull and Skye pay proportionally
+  less.
 - **Commands through the whole path (target ≥ 1,000/s, p99 < 25 ms on 2 cores).** Not reached.
   The CPU table says why: every command costs the gateway (HTTP parsing in gunicorn, Flask,
   flask-smorest/marshmallow validation, XADD, BLPOP; plus the client's GET) and the worker

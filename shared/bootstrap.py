@@ -33,12 +33,11 @@ def bootstrap(
 
         ports = memory_ports(clock=clock, shards=settings.shards)
     elif backend == "redis":
-        import redis
+        from shared.adapters.redis import connect, redis_ports
 
-        from shared.adapters.redis import redis_ports
-
-        client = client if client is not None else redis.Redis.from_url(settings.redis_url)
-        ports = redis_ports(client, shards=settings.shards)
+        ports = redis_ports(
+            client if client is not None else connect(settings.redis_url), shards=settings.shards
+        )
         if clock is not None:
             ports.clock = clock
     else:

@@ -256,6 +256,11 @@ class RedisClock(SystemClock):
         ]
 
 
+def connect(url: str) -> redis.Redis:
+    """A client for the Redis at ``url`` (no connection is made until the first command)."""
+    return redis.Redis.from_url(url)
+
+
 def redis_ports(
     client: redis.Redis, *, dispatcher: BotDispatcher | None = None, shards: int = 1
 ) -> Ports:

@@ -158,7 +158,7 @@ class StreamConsumer:
                 self.failed += 1
                 return
             self._dead_letter(stream, msg_id, fields, exc)
-            handlers.report_failure(self.app, message, repr(exc), ack=ack)
+            handlers.report_failure(self.app, message, ack=ack)
 
     def _deliveries(self, stream: Any, msg_id: Any) -> int:
         rows = self.r.xpending_range(stream, GROUP, min=msg_id, max=msg_id, count=1)

@@ -217,9 +217,10 @@ def decide_command(
 
 
 def report_failure(
-    app: App, message: CommandMessage, error: str = "", ack: Callable[[Any], None] | None = None
+    app: App, message: CommandMessage, ack: Callable[[Any], None] | None = None
 ) -> None:
-    """Tell a waiting client that its command hit a server fault it will not recover from."""
+    """Tell a waiting client that its command hit a server fault it will not recover from (the
+    fault itself stays in the logs and the dead-letter stream, not in what the client reads)."""
     outcome = rejected(message.command_id, errors.server_error(), None) | {
         "status": "error",
         "seat": message.seat,
