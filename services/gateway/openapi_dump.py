@@ -7,16 +7,15 @@ import json
 import sys
 from typing import Any
 
-import redis
-
 from services.gateway.app import create_app
-from shared.app.ports import NullDispatcher
+from shared.bootstrap import bootstrap
 from shared.config import Settings
 
 
 def spec() -> dict[str, Any]:
-    """The OpenAPI document as a dict (no Redis connection is made)."""
-    app = create_app(Settings(), client=redis.Redis(), dispatcher=NullDispatcher())
+    """The OpenAPI document as a dict (on the in-memory adapters: no Redis needed)."""
+    settings = Settings()
+    app = create_app(settings, application=bootstrap(settings, backend="memory"))
     with app.app_context():
         return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec.to_dict()
 
