@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +40,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim.add_argument("--games", type=int, default=100)
     sim.add_argument("--seed", default="simulate")
     sim.add_argument("--players", type=int, default=None)
-    sim.add_argument("--bots", default=None, help="comma-separated policies, one per seat")
+    sim.add_argument(
+        "--bots",
+        default=None,
+        help="comma-separated bots, one per entrant, each NAME or NAME:KEY=N[:KEY=N] "
+        "(e.g. ismcts:iterations=500,heuristic); seats rotate from game to game",
+    )
     sim.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
 
     rebuild = sub.add_parser("rebuild", help="rewrite every game's projections from its events")
@@ -88,19 +94,19 @@ def run_simulation(args: argparse.Namespace) -> int:
     if args.bots:
         from shared.app import bots as registry
 
-        bots = [b.strip() for b in args.bots.split(",")]
-        unknown = [b for b in bots if b not in registry.names()]
-        if unknown:
-            print(
-                f"unknown bot {unknown[0]!r}; one of {', '.join(registry.names())}", file=sys.stderr
-            )
+        try:
+            bots = [parse_bot(b) for b in args.bots.split(",")]
+            for spec in bots:
+                registry.parse_spec(spec)
+        except (ValueError, registry.BotSpecError) as exc:
+            print(f"--bots: {exc}; bots: {', '.join(registry.names())}", file=sys.stderr)
             return 2
         seats = seats or len(bots)
         if len(bots) != seats:
             print(f"--bots names {len(bots)} seats but --players is {seats}", file=sys.stderr)
             return 2
     seats = seats or engine.MIN_SEATS
-    chosen: list[str] | None = bots if args.bots else None
+    chosen: list[dict[str, Any]] | None = bots if args.bots else None
     options = {}
     for item in args.option:
         key, _, value = item.partition("=")
@@ -116,18 +122,26 @@ def run_simulation(args: argparse.Namespace) -> int:
             options=options,
             progress=lambda done: progress.update(task, completed=done),
             bots=chosen,
+            rotate=chosen is not None,
         )
-    table = Table(title=f"{args.game}: {result.games} random-bot games, seed {args.seed!r}")
-    table.add_column("seat")
+    who = "entrant (seats rotated)" if chosen else "seat"
+    table = Table(title=f"{args.game}: {result.games} bot games, seed {args.seed!r}")
+    table.add_column(who)
+    table.add_column("bot")
     table.add_column("wins", justify="right")
     table.add_column("win rate", justify="right")
+    table.add_column("95% CI", justify="right")
     table.add_column("mean score", justify="right")
-    for seat in range(seats):
+    for i in range(seats):
+        low, high = wilson(result.wins[i], result.games)
+        spec = chosen[i] if chosen else {"bot": "random"}
         table.add_row(
-            str(seat),
-            f"{result.wins[seat]:g}",
-            f"{result.wins[seat] / max(result.games, 1):.1%}",
-            f"{result.score_sums[seat] / max(result.games, 1):.2f}",
+            str(i),
+            ":".join([spec["bot"], *(f"{k}={v}" for k, v in spec.items() if k != "bot")]),
+            f"{result.wins[i]:g}",
+            f"{result.wins[i] / max(result.games, 1):.1%}",
+            f"{low:.1%}–{high:.1%}",
+            f"{result.score_sums[i] / max(result.games, 1):.2f}",
         )
     Console().print(table)
     print(
@@ -136,6 +150,28 @@ def run_simulation(args: argparse.Namespace) -> int:
         f"actions/s: {result.actions_per_second:.0f}"
     )
     return 0
+
+
+def wilson(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a win rate (shared wins count as fractions)."""
+    if games == 0:
+        return 0.0, 1.0
+    p = wins / games
+    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * ((p * (1 - p) / games + z * z / (4 * games * games)) ** 0.5) / (1 + z * z / games)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def parse_bot(text: str) -> dict[str, Any]:
+    """``ismcts:iterations=500`` -> ``{"bot": "ismcts", "iterations": 500}``."""
+    name, *settings = text.strip().split(":")
+    spec: dict[str, Any] = {"bot": name}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise ValueError(f"{item!r} is not KEY=N")
+        spec[key.strip()] = int(value)
+    return spec
 
 
 def run_rebuild(game_ids: Sequence[str]) -> int:

@@ -124,10 +124,8 @@ def _public_creation(engine: Engine, data: Any) -> dict[str, Any]:
 
 
 def _public_seat(index: int, seat: Mapping[str, Any]) -> dict[str, Any]:
-    out = {"seat": index, "name": seat.get("name")}
-    if seat.get("bot"):
-        out["bot"] = seat["bot"]
-    return out
+    # ``seat`` is ``Seat.public()``: a name, and a bot's name and settings.
+    return {"seat": index, **seat}
 
 
 def projection_json(doc: Mapping[str, Any]) -> str:

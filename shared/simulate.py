@@ -43,26 +43,33 @@ def simulate(
     seats: int | None = None,
     options: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
-    bots: Sequence[str] | None = None,
+    bots: Sequence[Mapping[str, Any]] | None = None,
+    rotate: bool = False,
 ) -> SimulationResult:
     """Play ``games_count`` bot games of ``game`` in-process; game ``i`` has seed
-    ``f"{seed}:{i}"`` and the bots (``random`` unless named, one per seat) draw from it as the
-    service's bots would."""
+    ``f"{seed}:{i}"`` and the bots (seat specs, ``random`` unless given, one per entrant) draw
+    from it as the service's bots would. With ``rotate`` entrant ``e`` sits at seat
+    ``(e + i) % n`` in game ``i``, so that no entrant keeps the seat's advantage; wins and
+    scores are counted per entrant."""
     engine = games.get(game)
     n = seats or (len(bots) if bots else engine.MIN_SEATS)
-    specs = [{"bot": b} for b in (bots or ["random"] * n)]
+    entrants = [dict(b) for b in bots] if bots else [{"bot": "random"}] * n
     result = SimulationResult(game=game, wins=[0.0] * n, score_sums=[0.0] * n)
     start = time.perf_counter()
     for i in range(games_count):
+        shift = i % n if rotate else 0
+        # seat s is played by entrant (s - shift) % n
+        at_seat = [(s - shift) % n for s in range(n)]
+        specs = [entrants[e] for e in at_seat]
         played = play(game, specs, dict(options or {}), f"{seed}:{i}", keep_envelopes=False)
         state, actions = played.record.state, played.actions
         final = engine.outcome(state)
         assert final is not None
         winners = final["winners"]
         for w in winners:
-            result.wins[w] += 1 / len(winners)
+            result.wins[at_seat[w]] += 1 / len(winners)
         for s, score in enumerate(final["scores"]):
-            result.score_sums[s] += score
+            result.score_sums[at_seat[s]] += score
         result.draws += bool(final.get("draw"))
         result.games += 1
         result.actions += actions

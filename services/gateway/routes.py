@@ -283,6 +283,36 @@ class CommandStatus(MethodView):
         return doc
 
 
+@blp.route("/v1/games/<game_id>/suggestion")
+class Suggestion(MethodView):
+    """A hint for a stuck player."""
+
+    @blp.arguments(schemas.SuggestionQuerySchema(), location="query")
+    @blp.response(200, schemas.SuggestionSchema)
+    @blp.alt_response(
+        422,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="the seat has nothing to do now, or a bad bot setting",
+    )
+    @blp.doc(security=SECURITY)
+    def get(self, query: dict[str, Any], game_id: str) -> Any:
+        """The command a bot (`?bot=heuristic` by default; `random`, or `ismcts` with
+        `budget_ms` or `iterations`) would send now for the caller's seat, from that seat's
+        view only. Needs a seat token."""
+        app = application()
+        caller = auth.caller_for(app, game_id)
+        if caller.role != auth.SEAT or caller.seat is None:
+            status = 401 if caller.role == auth.SPECTATOR else 403
+            raise Problem(
+                status,
+                "auth/seat_required",
+                "send a seat token to ask for a hint",
+                title="Unauthorized" if status == 401 else "Forbidden",
+            )
+        return _read(queries.suggestion, app, game_id, caller.seat, query)
+
+
 @blp.route("/v1/games/<game_id>/events")
 class Events(MethodView):
     """A game's history as the caller may see it."""

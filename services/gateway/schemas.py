@@ -9,6 +9,9 @@ from shared.app import bots
 from shared.app.errors import CATALOGUE, ErrorCode
 from shared.app.handlers import JSON_SAFE_INT
 
+SUGGESTION_MAX_BUDGET_MS = 2000  # a suggestion runs in a gateway thread: keep it short
+SUGGESTION_MAX_ITERATIONS = 5000
+
 
 class StrictSchema(ma.Schema):
     """Unknown fields are an error in requests, so typos do not pass silently."""
@@ -21,12 +24,35 @@ class SeatSchema(StrictSchema):
     """A human seat (``name``) or a bot seat (``bot``: a policy name, e.g. ``random``)."""
 
     name = ma.fields.String(validate=validate.Length(min=1, max=64))
-    bot = ma.fields.String(validate=validate.OneOf(bots.names()))
+    bot = ma.fields.String(
+        validate=validate.OneOf(bots.names()),
+        metadata={
+            "description": "; ".join(f"{b.name}: {b.description}" for b in bots.BOTS.values())
+        },
+    )
+    budget_ms = ma.fields.Integer(
+        metadata={"description": "ismcts only: thinking time per move (10-10000 ms)"}
+    )
+    iterations = ma.fields.Integer(
+        metadata={
+            "description": "ismcts only, instead of budget_ms: search iterations per "
+            "move (1-100000); the same view then gives the same move"
+        }
+    )
 
     @ma.validates_schema
     def _one_of(self, data: dict, **_: object) -> None:
         if not data:
             raise ma.ValidationError("give a name (a human seat) or a bot")
+        if "bot" not in data:
+            extra = [k for k in ("budget_ms", "iterations") if k in data]
+            if extra:
+                raise ma.ValidationError({extra[0]: ["a setting of a bot seat"]})
+            return
+        try:
+            bots.parse_spec(data)
+        except bots.BotSpecError as exc:
+            raise ma.ValidationError({exc.field: [exc.message]}) from None
 
 
 class CreateGameSchema(StrictSchema):
@@ -125,6 +151,35 @@ class ViewQuerySchema(StrictSchema):
     """Query of ``GET /v1/games/{id}``: auditors may ask for any seat's view."""
 
     seat = ma.fields.Integer(validate=validate.Range(min=0, max=63))
+
+
+class SuggestionQuerySchema(StrictSchema):
+    """Query of ``GET /v1/games/{id}/suggestion``: which bot to ask, with its settings."""
+
+    bot = ma.fields.String(load_default="heuristic", validate=validate.OneOf(bots.names()))
+    budget_ms = ma.fields.Integer(
+        validate=validate.Range(min=10, max=SUGGESTION_MAX_BUDGET_MS),
+        metadata={"description": "ismcts only"},
+    )
+    iterations = ma.fields.Integer(
+        validate=validate.Range(min=1, max=SUGGESTION_MAX_ITERATIONS),
+        metadata={"description": "ismcts only, instead of budget_ms"},
+    )
+
+    @ma.validates_schema
+    def _spec(self, data: dict, **_: object) -> None:
+        try:
+            bots.parse_spec(data)
+        except bots.BotSpecError as exc:
+            raise ma.ValidationError({exc.field: [exc.message]}) from None
+
+
+class SuggestionSchema(ma.Schema):
+    """Answer of ``GET /v1/games/{id}/suggestion``."""
+
+    command = ma.fields.Dict(metadata={"description": "the command the bot would send now"})
+    bot = ma.fields.Dict(metadata={"description": "the bot asked, with its settings"})
+    version = ma.fields.Integer(metadata={"description": "the version it decided at"})
 
 
 class EventSchema(ma.Schema):

@@ -96,8 +96,13 @@ def seats_from_specs(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Seat], li
         bot = spec.get("bot")
         name = spec.get("name") or (f"{bot} bot {i}" if bot else f"seat {i}")
         if bot:
-            bots.get(str(bot))  # KeyError for a bot the registry does not know
-            seats.append(Seat(name=name, bot=str(bot)))
+            try:
+                settings = bots.parse_spec(spec)
+            except bots.BotSpecError as exc:
+                raise rules.invalid_options(
+                    f"seat {i}: {exc.message}", **{f"seats[{i}].{exc.field}": exc.message}
+                ) from None
+            seats.append(Seat(name=name, bot=str(bot), bot_spec=settings or None))
             tokens.append(None)
         else:
             token = secrets.token_urlsafe(24)
@@ -420,11 +425,11 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
     if view["version"] != version and not simultaneous:
         return "stale"
     version = view["version"]
-    bot = bots.get(view["seats"][seat].get("bot") or "random")
+    spec = bot_spec(view, seat)
     # The bot's randomness comes from the game's secret seed: a source anyone could recompute
     # (game id, seat, version are all public) would let them test every hand the bot might
     # hold against what it did.
-    command = bot(view, bot_random(secret_seed(app, game_id), seat, version))
+    command = bots.play(spec, view, bot_random(secret_seed(app, game_id), seat, version))
     if command is None:
         return "nothing to do"
     # On its own turn a bot pins the version it decided at. When several seats act at once
@@ -442,6 +447,15 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
         return message.command_id
     submit_command(app, message, str(view["game"]))
     return message.command_id
+
+
+def bot_spec(view: Mapping[str, Any], seat: int) -> dict[str, Any]:
+    """The spec of the bot at ``seat`` as the view lists it (``{"bot", setting...}``);
+    ``random`` for a seat without one."""
+    listed = dict(view["seats"][seat])
+    listed.pop("seat", None)
+    listed.pop("name", None)
+    return listed if listed.get("bot") else {"bot": "random"}
 
 
 def finalize_game(app: App, game_id: str) -> str:

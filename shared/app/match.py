@@ -25,10 +25,12 @@ class Seat:
     resigned: bool = False
 
     def public(self) -> dict[str, Any]:
-        """The seat as ``game_created`` and views show it (no token hash)."""
+        """The seat as views show it: its name, and for a bot its name and settings (no token
+        hash)."""
         out: dict[str, Any] = {"name": self.name}
         if self.bot:
             out["bot"] = self.bot
+            out.update(self.bot_spec or {})
         return out
 
 
@@ -55,7 +57,9 @@ class Match:
 
 def seat_doc(seat: Seat) -> dict[str, Any]:
     """A seat as ``game_created`` records it (hashed into the chain)."""
-    doc = seat.public()
+    doc: dict[str, Any] = {"name": seat.name}
+    if seat.bot:
+        doc["bot"] = seat.bot
     if seat.bot_spec:
         doc["bot_spec"] = dict(seat.bot_spec)
     if seat.token_sha256:

@@ -85,7 +85,8 @@ def play(
                 legal = engine.legal_commands(record.state, seat)
                 command = legal[bot_choice_index(seed, seat, version, len(legal))]
             else:
-                body = bots.get(name)(view(record, seat), bot_random(seed, seat, version))
+                spec = {"bot": name, **(record.match.seats[seat].bot_spec or {})}
+                body = bots.play(spec, view(record, seat), bot_random(seed, seat, version))
                 assert body is not None, "a bot to act had nothing to do"
                 command = engine.parse_command(body)
         else:
@@ -164,7 +165,8 @@ def _fast(
                 ),
                 seat,
             )
-            body = bots.get(names[seat])(doc, bot_random(seed, seat, version))
+            spec = {"bot": names[seat], **(record.match.seats[seat].bot_spec or {})}
+            body = bots.play(spec, doc, bot_random(seed, seat, version))
             assert body is not None, "a bot to act had nothing to do"
             command = engine.parse_command(body)
         events = decide(state, seat, command, Rng(seed, f"v{version}"))

@@ -6,14 +6,17 @@ Routes and bots read through here, never through a store or a key of their own.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from shared import games
+from shared.app import bots
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import key_matches, seat_for_token
 from shared.games.base import Engine
+from shared.games.rng import bot_random
 from shared.projections import AUDITOR, visible_events
 
 SEAT = "seat"
@@ -117,6 +120,20 @@ def command_status(
         if caller_.role == AUDITOR_ROLE or found.get("seat") == caller_.seat:
             return found
     return None
+
+
+def suggestion(app: App, game_id: str, seat: int, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The command the bot of ``spec`` would send now for ``seat``, from that seat's view only,
+    with the randomness that seat's own bot would use (``bot_random``: derived from the secret
+    seed, so it tells nothing the view does not)."""
+    doc = view(app, game_id, seat)
+    entry = app.entry(game_id)
+    if doc is None or entry is None:
+        raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
+    if seat not in doc["to_act"] or doc.get("outcome"):
+        raise AppError(ErrorCode.MOVE_NOT_YOUR_TURN, "this seat has nothing to do now")
+    command = bots.play(spec, doc, bot_random(entry.seed, seat, doc["version"]))
+    return {"command": command, "bot": dict(spec), "version": doc["version"]}
 
 
 def wait_reply(app: App, game_id: str, command_id: str, timeout: float) -> bytes | None:

@@ -114,3 +114,26 @@ def test_celery_bots_play_a_whole_game_on_their_own(base_url: str, game: str, se
         view = requests.get(f"{base_url}/v1/games/{gid}").json()
     assert view["outcome"] is not None, f"stuck in {view['phase']} at version {view['version']}"
     assert view["outcome"]["winners"]
+
+
+@pytest.mark.parametrize(
+    ("game", "seats"),
+    [
+        ("fox", [{"bot": "ismcts", "iterations": 30}, {"bot": "heuristic"}]),
+        ("skull", [{"bot": "ismcts", "iterations": 10}, {"bot": "heuristic"}, {"bot": "random"}]),
+    ],
+)
+def test_celery_plays_search_and_heuristic_bots(base_url: str, game: str, seats: list) -> None:
+    options = {"target": 1} if game == "fox" else {}
+    created = requests.post(
+        f"{base_url}/v1/games", json={"game": game, "seats": seats, "options": options}
+    )
+    assert created.status_code == 201, created.text
+    gid = created.json()["id"]
+    deadline = time.monotonic() + 180
+    view = created.json()["view"]
+    while view["outcome"] is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        view = requests.get(f"{base_url}/v1/games/{gid}").json()
+    assert view["outcome"] is not None, f"stuck in {view['phase']} at version {view['version']}"
+    assert [s.get("bot") for s in view["seats"]] == [s["bot"] for s in seats]

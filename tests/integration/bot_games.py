@@ -34,13 +34,15 @@ def play_to_the_end(
     app: App,
     worker: StreamConsumer,
     game: str,
-    seats: int,
+    seats: int | list[dict[str, Any]],
     options: dict[str, Any],
     seconds: float = 120,
 ) -> str:
-    """Create an all-bot game and let the worker decide until it is over; then answer the bot
-    commands still queued (sent just before the last move). Returns the game id."""
-    gid = handlers.create_game(app, game, [{"bot": "random"}] * seats, options).game_id
+    """Create an all-bot game (``seats`` random bots, or these seat specs) and let the worker
+    decide until it is over; then answer the bot commands still queued (sent just before the
+    last move). Returns the game id."""
+    specs = [{"bot": "random"}] * seats if isinstance(seats, int) else seats
+    gid = handlers.create_game(app, game, specs, options).game_id
     deadline = time.monotonic() + seconds
     while json.loads(client.get(keys.public(gid)))["outcome"] is None:
         assert time.monotonic() < deadline, "the bots stalled"

@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from shared import keys
-from shared.app import bots
+from shared.app import bots, handlers
 from shared.app.context import App
 from shared.events import SEED_REVEALED, Envelope
 from shared.games import skull
@@ -61,7 +61,11 @@ class PlayedGame:
 
 
 def play_bot_games(
-    client: redis.Redis, game: str, seats: int, count: int, options: dict[str, Any]
+    client: redis.Redis,
+    game: str,
+    seats: int | list[dict[str, Any]],
+    count: int,
+    options: dict[str, Any],
 ) -> list[PlayedGame]:
     """``count`` all-bot games through the worker and ``play_bot_move``."""
     app = bot_app(client)
@@ -109,8 +113,8 @@ def agreement(played: list[PlayedGame], rng_for: PublicRng) -> tuple[int, int]:
     hits = total = 0
     for g in played:
         for m in g.moves:
-            policy = bots.get("random")
-            guess = policy(m.view, rng_for(g.gid, m.seat, m.version))
+            spec = handlers.bot_spec(m.view, m.seat)
+            guess = bots.play(spec, m.view, rng_for(g.gid, m.seat, m.version))
             hits += guess is not None and _same(guess, m.body)
             total += 1
     return hits, total
@@ -125,22 +129,34 @@ def chance_agreement(played: list[PlayedGame], trials: int = 5) -> float:
     return sum(agreement(played, s)[0] for s in sources) / trials
 
 
-GAMES = [("fox", 2, 6, {"target": 7}), ("skull", 4, 4, {}), ("skye", 3, 2, {})]
+HEURISTIC, RANDOM = {"bot": "heuristic"}, {"bot": "random"}
+ISMCTS = {"bot": "ismcts", "iterations": 15}
+# name -> (game, seats, games, options): every bot, with the same test
+GAMES: dict[str, tuple[str, Any, int, dict[str, Any]]] = {
+    "fox": ("fox", 2, 6, {"target": 7}),
+    "skull": ("skull", 4, 4, {}),
+    "skye": ("skye", 3, 2, {}),
+    "fox-heuristic": ("fox", [HEURISTIC, RANDOM], 4, {"target": 7}),
+    "skull-heuristic": ("skull", [HEURISTIC, HEURISTIC, RANDOM, RANDOM], 3, {}),
+    "skye-heuristic": ("skye", [HEURISTIC, RANDOM, RANDOM], 2, {}),
+    "fox-ismcts": ("fox", [ISMCTS, RANDOM], 6, {"target": 1}),
+    "skull-ismcts": ("skull", [ISMCTS, RANDOM, RANDOM], 2, {}),
+}
 
 
 @pytest.fixture(scope="module")
 def played_games(redis_url: str) -> dict[str, list[PlayedGame]]:
     client = redis.Redis.from_url(redis_url)
     out = {}
-    for game, seats, count, options in GAMES:
+    for name, (game, seats, count, options) in GAMES.items():
         client.flushdb()
-        out[game] = play_bot_games(client, game, seats, count, options)
+        out[name] = play_bot_games(client, game, seats, count, options)
     client.flushdb()
     client.close()
     return out
 
 
-@pytest.mark.parametrize("game", [g[0] for g in GAMES])
+@pytest.mark.parametrize("game", list(GAMES))
 @pytest.mark.parametrize("formula", list(PUBLIC_FORMULAS))
 def test_no_public_formula_predicts_a_bots_moves_better_than_chance(
     played_games: dict[str, list[PlayedGame]], game: str, formula: str
@@ -155,7 +171,7 @@ def test_no_public_formula_predicts_a_bots_moves_better_than_chance(
     assert hits <= chance + margin, (game, formula, hits, chance, total)
 
 
-@pytest.mark.parametrize("game", [g[0] for g in GAMES])
+@pytest.mark.parametrize("game", list(GAMES))
 def test_with_the_revealed_seed_every_bot_move_is_recomputed_exactly(
     played_games: dict[str, list[PlayedGame]], game: str
 ) -> None:
@@ -164,8 +180,8 @@ def test_with_the_revealed_seed_every_bot_move_is_recomputed_exactly(
         assert last.type == SEED_REVEALED
         seed = last.data["seed"]
         for m in g.moves:
-            policy = bots.get(m.view["seats"][m.seat].get("bot", "random"))
-            again = policy(m.view, bot_random(seed, m.seat, m.version))
+            spec = handlers.bot_spec(m.view, m.seat)
+            again = bots.play(spec, m.view, bot_random(seed, m.seat, m.version))
             assert again is not None and _same(again, m.body), (g.gid, m.version, m.seat)
 
 

@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "bench_bots",
     "bench_cold_load",
     "bench_fox_engine",
     "bench_gateway",

@@ -1,0 +1,117 @@
+"""Bots: decisions per second of each bot in each game, ISMCTS decision times at a budget, and
+win rates with 95% confidence intervals (seats rotated), all in process through the one
+play-out driver and ``tabletop simulate``'s loop.
+
+``python benchmarks/bench_bots.py [--quick]`` prints JSON; ``make bench`` does not run it (it
+takes minutes): its figures are written into BENCHMARKS.md by hand with the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from services.cli import wilson  # noqa: E402
+from shared.app import bots  # noqa: E402
+from shared.app.playout import play  # noqa: E402
+from shared.games.rng import bot_random  # noqa: E402
+from shared.projections import view  # noqa: E402
+from shared.simulate import simulate  # noqa: E402
+
+SEATS = {"fox": 2, "skull": 4, "skye": 3}
+OPTIONS: dict[str, dict[str, Any]] = {"fox": {"target": 1}, "skull": {}, "skye": {}}
+
+
+def decision_times(game: str, spec: dict[str, Any], decisions: int) -> list[float]:
+    """Seconds per decision of ``spec`` at the states of random games, from each seat's view."""
+    times: list[float] = []
+    g = 0
+    while len(times) < decisions:
+        g += 1
+
+        def chooser(record: Any, seat: int, seed: str = f"t{g}") -> Any:
+            if len(times) >= decisions:
+                return None
+            doc = view(record, seat)
+            start = time.perf_counter()
+            bots.play(spec, doc, bot_random(seed, seat, record.version))
+            times.append(time.perf_counter() - start)
+            return None  # the random bot moves on
+
+        play(
+            game,
+            [{"bot": "random"}] * SEATS[game],
+            OPTIONS[game],
+            f"t{g}",
+            chooser=chooser,
+            keep_envelopes=False,
+        )
+    return times
+
+
+def win_rate(
+    game: str, entrants: list[dict[str, Any]], games: int, options: dict[str, Any]
+) -> dict[str, Any]:
+    """Entrant 0's win rate with its 95% interval, seats rotated."""
+    result = simulate(
+        game,
+        games_count=games,
+        seed=f"bots-{game}",
+        seats=len(entrants),
+        options=options,
+        bots=entrants,
+        rotate=True,
+    )
+    low, high = wilson(result.wins[0], result.games)
+    return {
+        "game": game,
+        "entrants": entrants,
+        "games": result.games,
+        "win_rate": result.wins[0] / result.games,
+        "ci95": [low, high],
+        "seconds": result.seconds,
+    }
+
+
+def main() -> None:
+    """Run and print."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    a = parser.parse_args()
+    scale = 0.1 if a.quick else 1.0
+    out: dict[str, Any] = {"decisions_per_s": {}, "ismcts_100ms": {}, "matches": []}
+    for game in SEATS:
+        for spec in ({"bot": "random"}, {"bot": "heuristic"}, {"bot": "ismcts", "iterations": 200}):
+            n = 20 if spec["bot"] == "ismcts" else 300
+            t = decision_times(game, spec, max(5, int(n * scale)))
+            out["decisions_per_s"][f"{game} {spec}"] = len(t) / sum(t)
+        t = decision_times(game, {"bot": "ismcts", "budget_ms": 100}, max(5, int(40 * scale)))
+        out["ismcts_100ms"][game] = {
+            "median_ms": statistics.median(t) * 1e3,
+            "p95_ms": sorted(t)[int(0.95 * (len(t) - 1))] * 1e3,
+        }
+        print(json.dumps(out["ismcts_100ms"][game]), flush=True)
+    for game, entrants, n, options in [
+        ("fox", [{"bot": "heuristic"}, {"bot": "random"}], 400, {"target": 16}),
+        ("fox", [{"bot": "ismcts", "budget_ms": 100}, {"bot": "random"}], 60, {"target": 1}),
+        ("fox", [{"bot": "ismcts", "budget_ms": 100}, {"bot": "heuristic"}], 60, {"target": 1}),
+        ("skull", [{"bot": "heuristic"}] + [{"bot": "random"}] * 3, 400, {}),
+        ("skull", [{"bot": "ismcts", "budget_ms": 100}] + [{"bot": "random"}] * 3, 40, {}),
+        ("skye", [{"bot": "heuristic"}] + [{"bot": "random"}] * 2, 60, {}),
+    ]:
+        row = win_rate(game, entrants, max(4, int(n * scale)), options)
+        out["matches"].append(row)
+        print(json.dumps(row), flush=True)
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,429 @@
+"""A game-agnostic information-set Monte Carlo tree search bot (single-observer ISMCTS, UCT).
+
+The bot sees one seat's view and nothing else. It searches one tree for that seat (the "root
+seat"); every iteration:
+
+1. **Determinize**: ``engine.determinize(view, seat, rng)`` deals a full state consistent with
+   the view (hidden cards, discs or prices drawn at random). Each iteration gets a new one, so
+   the statistics average over the states the seat cannot tell apart.
+2. **Select**: from the root, at each node, the seat to act in *this* determinization (the
+   root seat if it is among several to act, else the first) has some legal commands. Children
+   are keyed by command, so a node is an information set of the root seat's search rather
+   than one state: a child exists for every command ever legal there, but only those legal now
+   are candidates, and each candidate's *availability* count ``N_avail`` goes up by one. UCB1
+   with availability (Cowling, Powley and Whitehouse 2012) picks among them:
+   ``reward / visits + C * sqrt(ln(N_avail) / visits)``, where ``reward`` is from the point of
+   view of the seat that made that move. Opponents' moves are in the tree too; their
+   candidates come from the determinized state's ``legal_commands``.
+3. **Expand**: the first candidate without a child (drawn at random among them) gets one.
+4. **Play out**: uniformly random legal commands to the end of the game, or ``PLAYOUT_CAP``
+   moves; a capped play-out is scored by score rank instead.
+5. **Back-propagate**: one reward per seat (a win 1, a win shared by ``k`` seats ``1/k``, a
+   loss 0, from ``outcome(state)["winners"]``); each node on the path adds the reward of the
+   seat that moved into it, so every seat plays for itself (also with 3+ seats).
+
+The answer is the root's most visited child (visits are less noisy than mean rewards).
+
+The root's candidates are the view's own ``legal_commands`` (what the seat knows it may do),
+and the answer is sent as the view listed it. A command is its own child key (frozen
+dataclasses hash by value; the engines share their command objects), so the loop builds no
+JSON; one that holds a dict (Skye's ``set_prices``) is keyed by its canonical JSON. In a
+simultaneous phase the root seat moves first in the tree: its choice then never depends on the
+others' (hidden) simultaneous ones, while theirs, in the tree, see its choice: optimistic for
+them, a cost paid for one tree instead of one per seat.
+
+Commands that cannot be listed (``TRAITS.lists_all_commands`` false: Isle of Skye's prices,
+listed as one ``template``): at the root, when the root seat itself faces such a decision,
+``ROOT_SAMPLES`` commands drawn with the engine's ``random_command`` are the candidates. Deeper
+in the tree such a decision is not a branching point: one ``random_command`` draw is applied
+and the search stays at the same node, like a chance event. Play-outs draw them the same way.
+A seat's view for ``random_command`` is built as ``shared.projections.game_view`` builds it.
+
+Randomness and determinism: the caller's ``rng`` (HMAC-based, slow) gives one 64-bit seed to a
+``random.Random``, which alone drives the search, the determinizations and the engines' draws
+(through ``FastRng``, the engines' ``Rng`` interface). The same view, caller rng state and
+iteration count give the same command; a time budget does not (the iteration count depends on
+the clock).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+
+from shared import games
+from shared.games.errors import GameError
+
+T = TypeVar("T")
+
+DEFAULT_ITERATIONS = 1000
+# UCB1's exploration constant for rewards in [0, 1]; ~0.7 is the usual ISMCTS choice (sqrt(2)
+# explores too much when most of the signal is noise from the determinizations).
+EXPLORATION = 0.7
+# A play-out stops after this many moves and is scored by score rank (a safety net: random
+# play ends every hosted game well before, e.g. a one-round Fox game in ~30 moves).
+PLAYOUT_CAP = 400
+# Candidates drawn with ``random_command`` for the root seat's own unlistable decision.
+ROOT_SAMPLES = 12
+
+# (engine, state, rng) -> one reward in [0, 1] per seat: what a play-out from ``state`` is
+# worth (``random_playout`` by default; a heuristic evaluation or policy may replace it).
+Rollout = Callable[[Any, Any, random.Random], Sequence[float]]
+
+
+class FastRng:
+    """The engines' ``Rng`` interface (``below``, ``choice``, ``shuffle``) over a
+    ``random.Random``: a Mersenne Twister draw instead of an HMAC block per integer."""
+
+    __slots__ = ("below", "choice", "_random")
+
+    def __init__(self, rand: random.Random) -> None:
+        self._random = rand
+        # Bound methods as attributes: one attribute lookup per draw on the engines' hot path.
+        self.below: Callable[[int], int] = rand.randrange  # checked: engines may pass any n
+        self.choice: Callable[[Sequence[Any]], Any] = rand.choice
+
+    def shuffle(self, items: Sequence[T]) -> tuple[T, ...]:
+        """A shuffled copy of ``items``."""
+        out = list(items)
+        self._random.shuffle(out)
+        return tuple(out)
+
+
+def _randbelow(rand: random.Random) -> Callable[[int], int]:
+    """``rand``'s uniform integer in ``[0, n)`` for ``n >= 1`` (callers check: it never
+    returns for 0): ``random.Random._randbelow``, what ``randrange`` and ``choice`` call
+    after checking their arguments (those checks were a tenth of a Fox search's time)."""
+    below: Callable[[int], int] = rand._randbelow  # type: ignore[attr-defined]
+    return below
+
+
+class _Node:
+    """A node of the root seat's tree: the move that led here (by ``seat``) and its stats."""
+
+    __slots__ = ("command", "seat", "children", "visits", "avail", "reward")
+
+    def __init__(self, command: Any, seat: int) -> None:
+        self.command = command
+        self.seat = seat  # who made ``command``: ``reward`` is from this seat's point of view
+        self.children: dict[Any, _Node] = {}
+        self.visits = 0
+        self.avail = 1  # times this move was a candidate (the expansion counts as one)
+        self.reward = 0.0
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """What a search found: the command (client JSON), and statistics for tests and tuning."""
+
+    command: dict[str, Any] | None
+    iterations: int = 0
+    failed: int = 0  # iterations given up (a determinization the root command did not fit)
+    seconds: float = 0.0
+    # Root candidates: (client JSON, visits, mean reward for the root seat), most visited first.
+    children: tuple[tuple[dict[str, Any], int, float], ...] = ()
+
+
+def choose(
+    view: Mapping[str, Any],
+    rng: random.Random,
+    *,
+    iterations: int | None = None,
+    budget_ms: float | None = None,
+    rollout: Rollout | None = None,
+) -> dict[str, Any] | None:
+    """The command (client JSON) ISMCTS picks for the seat of ``view``, or None when that seat
+    is not to act or the game is over. Searches ``iterations`` iterations, or for
+    ``budget_ms`` milliseconds of wall time (give one; neither means ``DEFAULT_ITERATIONS``).
+    ``rollout`` replaces the random play-out (see ``Rollout``)."""
+    return search(view, rng, iterations=iterations, budget_ms=budget_ms, rollout=rollout).command
+
+
+def search(
+    view: Mapping[str, Any],
+    rng: random.Random,
+    *,
+    iterations: int | None = None,
+    budget_ms: float | None = None,
+    rollout: Rollout | None = None,
+) -> SearchResult:
+    """``choose`` with its statistics."""
+    started = time.perf_counter()
+    if iterations is not None and budget_ms is not None:
+        raise ValueError("give iterations or budget_ms, not both")
+    if iterations is None and budget_ms is None:
+        iterations = DEFAULT_ITERATIONS
+    seat = view.get("seat")
+    if view.get("outcome") is not None or seat is None or seat not in view.get("to_act", ()):
+        return SearchResult(command=None)
+    engine: Any = games.get(str(view["game"]))
+    # One draw from the caller's slow generator; everything after is the fast one's.
+    fast = random.Random(rng.getrandbits(64))
+    options = _root_options(engine, view, fast)
+    if not options:
+        return SearchResult(command=None)
+    if len(options) == 1:  # a forced move needs no search
+        return SearchResult(command=dict(options[0][2]), seconds=time.perf_counter() - started)
+    tree = _Search(engine, view, seat, fast, rollout)
+    root = _Node(None, seat)
+    done = failed = 0
+    if budget_ms is not None:
+        deadline = started + budget_ms / 1000.0
+        clock = time.perf_counter
+        # At least one iteration, so that even a tiny budget answers from a search.
+        while done == 0 or clock() < deadline:
+            failed += not tree.iterate(root, options)
+            done += 1
+    else:
+        assert iterations is not None
+        for _ in range(iterations):
+            failed += not tree.iterate(root, options)
+            done += 1
+    by_key = {key: doc for key, _, doc in options}
+    # Most visited first; ties by mean reward, then by expansion order (a stable sort).
+    ranked = sorted(
+        root.children.items(),
+        key=lambda kv: (kv[1].visits, kv[1].reward / max(kv[1].visits, 1)),
+        reverse=True,
+    )
+    # No child only if every iteration failed (an engine's determinize at fault): still answer
+    # with a legal command.
+    command = dict(by_key[ranked[0][0]] if ranked else fast.choice(options)[2])
+    return SearchResult(
+        command=command,
+        iterations=done,
+        failed=failed,
+        seconds=time.perf_counter() - started,
+        children=tuple((dict(by_key[k]), n.visits, n.reward / max(n.visits, 1)) for k, n in ranked),
+    )
+
+
+def random_playout(engine: Any, state: Any, rand: random.Random) -> list[float]:
+    """The default ``Rollout``: uniformly random legal commands (``random_command`` for an
+    unlistable decision) until the game ends or ``PLAYOUT_CAP`` moves, then ``rewards``."""
+    adapter = FastRng(rand)
+    outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
+    decide, evolve = engine.decide, engine.evolve
+    lists_all = engine.TRAITS.lists_all_commands
+    randbelow = _randbelow(rand)
+    for _ in range(PLAYOUT_CAP):
+        result = outcome(state)
+        if result is not None:
+            return rewards(result)
+        actor = to_act(state)[0]
+        legal = legal_commands(state, actor)
+        if not legal:
+            raise RuntimeError(f"{engine.NAME}: seat {actor} is to act with no legal command")
+        if not lists_all and _templated(legal):
+            command = _sample(engine, state, actor, legal, rand)
+        else:
+            command = legal[randbelow(len(legal))]
+        for event in decide(state, actor, command, adapter):
+            state = evolve(state, event)
+    return _capped(engine, state)
+
+
+def rewards(result: Mapping[str, Any]) -> list[float]:
+    """Per seat of an ``outcome``: 1 for a sole winner, ``1/k`` for each of ``k`` winners, 0
+    otherwise."""
+    out = [0.0] * len(result["scores"])
+    winners = result["winners"]
+    for w in winners:
+        out[w] = 1.0 / len(winners)
+    return out
+
+
+# --- the search ------------------------------------------------------------------------------
+
+
+class _Search:
+    """One search's fixed context, so that an iteration reads locals, not arguments."""
+
+    __slots__ = ("engine", "view", "seat", "rand", "randbelow", "adapter", "rollout", "lists_all")
+
+    def __init__(
+        self,
+        engine: Any,
+        view: Mapping[str, Any],
+        seat: int,
+        rand: random.Random,
+        rollout: Rollout | None,
+    ) -> None:
+        self.engine = engine
+        self.view = view
+        self.seat = seat
+        self.rand = rand
+        self.randbelow = _randbelow(rand)
+        self.adapter = FastRng(rand)
+        self.rollout: Rollout = rollout or random_playout
+        self.lists_all = engine.TRAITS.lists_all_commands
+
+    def iterate(self, root: _Node, options: list[tuple[Any, Any, dict[str, Any]]]) -> bool:
+        """One determinize-select-expand-play-out-back-propagate pass; False if the
+        determinization failed or did not admit the root command (then no visit is recorded,
+        only the availability counts of the root's children)."""
+        engine, seat, rand, adapter = self.engine, self.seat, self.rand, self.adapter
+        randbelow = self.randbelow
+        outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
+        decide, evolve = engine.decide, engine.evolve
+        try:
+            state = engine.determinize(self.view, seat, adapter)
+        except (ValueError, GameError):
+            return False
+        path = [root]
+        node = root
+        # The root's candidates are the view's own (what the seat knows it may do), the same in
+        # every determinization.
+        keys: Sequence[Any] = [key for key, _, _ in options]
+        commands: Sequence[Any] = [cmd for _, cmd, _ in options]
+        hashable = _HASHABLE
+        actor = seat
+        expanded = False
+        values: Sequence[float] = ()
+        while True:
+            best = None
+            best_score = -1.0
+            untried = []
+            children = node.children
+            for i, key in enumerate(keys):
+                child = children.get(key)
+                if child is None:
+                    untried.append(i)
+                else:
+                    child.avail += 1
+                    if not untried:
+                        score = child.reward / child.visits + EXPLORATION * math.sqrt(
+                            math.log(child.avail) / child.visits
+                        )
+                        if score > best_score:
+                            best, best_score = child, score
+            if untried:
+                i = untried[randbelow(len(untried))] if len(untried) > 1 else untried[0]
+                key = keys[i]
+                best = _Node(commands[i], actor)
+                children[key] = best
+                expanded = True
+            assert best is not None
+            try:
+                events = decide(state, actor, best.command, adapter)
+            except GameError:
+                if node is not root:
+                    raise  # a command legal_commands listed: an engine bug, not ours to hide
+                # The root seat's listed command does not fit this determinization (an
+                # engine's determinize out of step with its view): drop the iteration.
+                if expanded:
+                    del children[key]
+                return False
+            for event in events:
+                state = evolve(state, event)
+            node = best
+            path.append(node)
+            if expanded:
+                break
+            # The next branching point: skip unlistable decisions (drawn like chance events).
+            result = outcome(state)
+            while result is None:
+                acting = to_act(state)
+                actor = seat if seat in acting else acting[0]
+                legal = legal_commands(state, actor)
+                if self.lists_all or not _templated(legal):
+                    break
+                drawn = _sample(engine, state, actor, legal, rand)
+                for event in decide(state, actor, drawn, adapter):
+                    state = evolve(state, event)
+                result = outcome(state)
+            if result is not None:  # a terminal state reached inside the tree
+                values = rewards(result)
+                break
+            if not legal:
+                raise RuntimeError(f"{engine.NAME}: seat {actor} is to act with no legal command")
+            commands = legal
+            # Commands are their own keys (hashed once, by the dict) when every type is known
+            # to hash; a command holding a dict is keyed by its JSON instead.
+            if all(map(hashable.__contains__, map(type, legal))):
+                keys = legal
+            else:
+                keys = [_key(engine, cmd) for cmd in legal]
+        if expanded:
+            values = self.rollout(engine, state, rand)
+        for visited in path:
+            visited.visits += 1
+            visited.reward += values[visited.seat]
+        return True
+
+
+def _root_options(
+    engine: Any, view: Mapping[str, Any], rand: random.Random
+) -> list[tuple[Any, Any, dict[str, Any]]]:
+    """The root seat's candidates: (tree key, engine command, client JSON to send).
+
+    Listed commands as the view lists them; for an unlistable decision (a ``template`` entry
+    on an engine that does not list all commands) up to ``ROOT_SAMPLES`` distinct
+    ``random_command`` draws instead."""
+    listed = list(view.get("legal_commands") or [])
+    if not engine.TRAITS.lists_all_commands and any(d.get("template") is True for d in listed):
+        drawn: dict[str, dict[str, Any]] = {}
+        for _ in range(ROOT_SAMPLES):
+            doc = engine.random_command(view, rand)
+            drawn.setdefault(_json_key(doc), doc)
+        listed = list(drawn.values())
+    out = []
+    for doc in listed:
+        command = engine.parse_command(doc)
+        out.append((_key(engine, command), command, doc))
+    return out
+
+
+# Command types seen to hash (``_key``): their commands are their own keys.
+_HASHABLE: set[type] = set()
+
+
+def _key(engine: Any, command: Any) -> Any:
+    """A child's key: the command itself (frozen dataclasses hash by value), or its canonical
+    JSON when it holds a dict (Skye's ``set_prices``)."""
+    try:
+        hash(command)
+    except TypeError:
+        return _json_key(engine.command_to_json(command))
+    _HASHABLE.add(type(command))
+    return command
+
+
+def _json_key(doc: Mapping[str, Any]) -> str:
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _templated(legal: Sequence[Any]) -> bool:
+    """Whether the listing stands for commands it cannot list (a ``template`` entry)."""
+    return any(getattr(c, "template", False) is True for c in legal)
+
+
+def _sample(engine: Any, state: Any, seat: int, legal: Sequence[Any], rand: random.Random) -> Any:
+    """One ``random_command`` draw for ``seat`` in ``state``, from the view the service would
+    give it (``shared.projections.game_view``: the engine's view plus ``seat``, ``to_act``,
+    ``legal_commands``)."""
+    doc = dict(engine.view(state, seat))
+    if doc.get("legal_commands") is None:
+        doc["legal_commands"] = [engine.command_to_json(c) for c in legal]
+    doc.update(seat=seat, to_act=list(engine.to_act(state)), outcome=None)
+    return engine.parse_command(engine.random_command(doc, rand))
+
+
+def _capped(engine: Any, state: Any) -> list[float]:
+    """A play-out cut short: each seat's share of the other seats it outscores (ties half)."""
+    scores = engine.view(state, None)["scores"]
+    n = len(scores)
+    if n < 2:
+        return [1.0] * n
+    # The -0.5 takes out each seat's tie with itself.
+    return [
+        (sum(1.0 if mine > other else 0.5 if mine == other else 0.0 for other in scores) - 0.5)
+        / (n - 1)
+        for mine in scores
+    ]

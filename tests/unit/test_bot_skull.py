@@ -1,0 +1,289 @@
+"""The Skull ``heuristic`` bot: always legal through whole games, pure, stronger than random,
+and sensible in crafted positions."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Collection, Sequence
+from functools import reduce
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shared.app.match import Match, Seat
+from shared.app.playout import play
+from shared.bots.skull import choose
+from shared.games import skull
+from shared.games.rng import Rng, bot_random, seed_hash
+from shared.games.skull import FLOWER, SKULL, Bid, Flip, Pass, Place, State
+from shared.projections import view
+from shared.record import GameRecord
+
+SEAT_COUNTS = (3, 4, 6, 8)
+RULES = ("czech", "english")
+
+
+# --- play-outs ---------------------------------------------------------------------------------
+
+
+def playout(
+    seats: int,
+    rule: str,
+    seed: str,
+    heuristic: Collection[int],
+    seen: Counter[str] | None = None,
+) -> GameRecord:
+    """One game through the play-out driver, ``heuristic`` seats choosing with the bot (each
+    command checked against its view), the rest by the service's random bot."""
+
+    def chooser(record: GameRecord, seat: int) -> tuple[str, dict[str, Any]] | None:
+        if seat not in heuristic:
+            return None
+        doc = view(record, seat)
+        command = choose(doc, bot_random(seed, seat, record.version))
+        assert command is not None, "the seat to act had nothing to do"
+        assert command in doc["legal_commands"]
+        _check_flip_order(doc, command)
+        if seen is not None:
+            seen[doc["phase"] if command["type"] != "pick_disc" else "pick_disc"] += 1
+            seen[command["type"]] += 1
+        return f"h-{seat}-{record.version}", command
+
+    played = play(
+        "skull",
+        [{"bot": "random"}] * seats,
+        {"next_starter": rule},
+        seed,
+        chooser=chooser,
+        keep_envelopes=False,
+    )
+    assert skull.outcome(played.record.state) is not None
+    return played.record
+
+
+def _check_flip_order(doc: dict[str, Any], command: dict[str, Any]) -> None:
+    """A stack known to hold no skull is always flipped before one that may hold it."""
+    if command["type"] != "flip" or len(doc["legal_commands"]) < 2:
+        return
+    known = {p["seat"]: p["known_skull"] for p in doc["players"]}
+    if any(known[c["seat"]] is False for c in doc["legal_commands"]):
+        assert known[command["seat"]] is False
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seats=st.sampled_from(SEAT_COUNTS),
+    rule=st.sampled_from(RULES),
+    salt=st.integers(min_value=0, max_value=2**32 - 1),
+    mask=st.integers(min_value=1, max_value=2**8 - 1),
+)
+def test_any_game_is_played_legally(seats: int, rule: str, salt: int, mask: int) -> None:
+    heuristic = {s for s in range(seats) if mask >> s & 1} or {0}
+    playout(seats, rule, f"bot-skull-{salt}", heuristic)
+
+
+def test_fixed_games_reach_every_phase() -> None:
+    seen: Counter[str] = Counter()
+    for seats in SEAT_COUNTS:
+        for rule in RULES:
+            for k in range(4):
+                # All seats the bot, or one: bot-against-bot and bot-against-random positions.
+                heuristic = range(seats) if k % 2 else [k % seats]
+                playout(seats, rule, f"fixed-{seats}-{rule}-{k}", set(heuristic), seen)
+    for key in (
+        "placing",
+        "bidding",
+        "flipping",
+        "penalty",
+        "pick_disc",
+        "choosing_starter",
+        "place",
+        "bid",
+        "pass",
+        "flip",
+        "discard",
+        "choose_starter",
+    ):
+        assert seen[key] > 0, f"the bot never played {key}: {seen}"
+
+
+# --- purity ------------------------------------------------------------------------------------
+
+
+def test_same_view_and_seed_give_same_command_and_leave_view_alone() -> None:
+    docs: list[tuple[dict[str, Any], str, int, int]] = []
+    seed = "purity"
+
+    def chooser(record: GameRecord, seat: int) -> tuple[str, dict[str, Any]] | None:
+        docs.append((view(record, seat), seed, seat, record.version))
+        return None  # the random bot plays every seat; the bot is asked on the side
+
+    play("skull", [{"bot": "random"}] * 5, {"next_starter": "english"}, seed, chooser=chooser)
+    assert len({d["phase"] for d, *_ in docs}) >= 4
+    for doc, s, seat, version in docs:
+        before = copy.deepcopy(doc)
+        first = choose(doc, bot_random(s, seat, version))
+        second = choose(copy.deepcopy(doc), bot_random(s, seat, version))
+        assert first == second
+        assert doc == before
+        assert first in doc["legal_commands"]
+
+
+def test_nothing_to_do_gives_none() -> None:
+    record = _record(4, [])  # seat 0 starts
+    assert choose(view(record, 1), bot_random("x", 1, record.version)) is None
+    done = playout(3, "czech", "over", {0})
+    for seat in range(3):
+        assert choose(view(done, seat), bot_random("x", seat, done.version)) is None
+
+
+# --- strength ----------------------------------------------------------------------------------
+
+STRENGTH_GAMES = 300
+STRENGTH_SEATS = 4
+
+
+def test_beats_random_bots() -> None:
+    wins = 0
+    for g in range(STRENGTH_GAMES):
+        seat = g % STRENGTH_SEATS  # rotated: no seat's first-player luck counts twice
+        record = playout(STRENGTH_SEATS, "czech", f"strength-{g}", {seat})
+        wins += seat in record.state.winners
+    rate = wins / STRENGTH_GAMES
+    half = 1.96 * math.sqrt(rate * (1 - rate) / STRENGTH_GAMES)
+    print(
+        f"heuristic vs 3 random: {wins}/{STRENGTH_GAMES} = {rate:.3f} "
+        f"(95% CI {rate - half:.3f}-{rate + half:.3f}; chance 0.25)"
+    )
+    assert rate >= 0.33
+
+
+# --- scenarios ---------------------------------------------------------------------------------
+
+
+def _record(
+    seats: int,
+    commands: Sequence[tuple[int, Any]],
+    *,
+    rule: str = "czech",
+    tweak: dict[int, dict[str, Any]] | None = None,
+) -> GameRecord:
+    """The game after ``commands`` from a table where seat 0 starts; ``tweak`` first rewrites
+    players (a history of lost discs), as earlier rounds could have left them."""
+    seed = "scenario"
+    events = skull.setup(seats, {"next_starter": rule, "first_player": 0}, Rng(seed, "setup"))
+    initial = reduce(skull.evolve, events, None)
+    assert initial is not None
+    state: State = initial
+    players = list(state.players)
+    for s, fields in (tweak or {}).items():
+        players[s] = dataclasses.replace(players[s], **fields)
+    state = dataclasses.replace(state, players=tuple(players))
+    version = 1 + len(events)
+    for seat, command in commands:
+        new = skull.decide(state, seat, command, Rng(seed, f"v{version}"))
+        state = reduce(skull.evolve, new, state)
+        version += len(new)
+    match = Match(
+        game="skull",
+        seats=tuple(Seat(name=f"seat {i}", bot="random") for i in range(seats)),
+        options={"next_starter": rule, "first_player": 0},
+        seed_sha256=seed_hash(seed),
+    )
+    return GameRecord(id="scenario", match=match, version=version, head_hash="", state=state)
+
+
+def _decide(record: GameRecord, seat: int, salt: str = "s") -> dict[str, Any]:
+    doc = view(record, seat)
+    command = choose(doc, bot_random(salt, seat, record.version))
+    assert command is not None and command in doc["legal_commands"]
+    return command
+
+
+F, S = Place(disc=FLOWER), Place(disc=SKULL)
+
+
+def test_all_flower_stack_bids_at_least_its_stack() -> None:
+    # Seat 0 holds two flowers down; seat 1 opened at 1, the others passed.
+    record = _record(
+        4, [(0, F), (1, F), (2, F), (3, F), (0, F), (1, Bid(count=1)), (2, Pass()), (3, Pass())]
+    )
+    for salt in ("a", "b", "c", "d"):
+        command = _decide(record, 0, salt)
+        assert command["type"] == "bid" and command["count"] >= 2
+
+
+def test_all_flower_stack_keeps_a_disc_then_opens_safely() -> None:
+    # Three flowers down, only the skull in hand: never place it, open the bidding instead.
+    moves = [(0, F), (1, F), (2, F), (3, F), (0, F), (1, F), (2, F), (3, F), (0, F)]
+    moves += [(1, F), (2, F), (3, F)]
+    command = _decide(_record(4, moves), 0)
+    assert command["type"] == "bid" and command["count"] >= 3
+
+
+def test_passes_when_the_bid_is_out_of_safe_reach() -> None:
+    # Seat 0 has three flowers down, every other stack two discs of a player known to own a
+    # skull; the bid of 7 already needs four of theirs: far too likely to meet a skull.
+    moves = [(s, F) for s in range(4)] * 2 + [(0, F), (1, Bid(count=7)), (2, Pass()), (3, Pass())]
+    record = _record(4, moves)
+    assert _decide(record, 0) == {"type": "pass"}
+
+
+def test_skull_down_passes_a_raise() -> None:
+    # Seat 0 opened at 1 with its skull on top; seat 1 raised to 3, the others passed. Raising
+    # would make seat 0 the challenger of its own skull.
+    moves = [(0, S), (1, F), (2, F), (3, F), (0, Bid(count=1)), (1, Bid(count=3))]
+    moves += [(2, Pass()), (3, Pass())]
+    record = _record(4, moves)
+    for salt in ("a", "b", "c"):
+        assert _decide(record, 0, salt) == {"type": "pass"}
+
+
+def test_skull_on_top_opens_low_instead_of_burying_it() -> None:
+    record = _record(4, [(0, S), (1, F), (2, F), (3, F)])
+    assert _decide(record, 0) == {"type": "bid", "count": 1}
+
+
+def test_flips_the_skull_free_player_first() -> None:
+    # Seat 2 lost its skull in an earlier round and everyone saw its flowers: known skull-free.
+    tweak = {2: {"skulls": 0, "lost": (SKULL,), "known_skull": False}}
+    moves = [(0, F), (1, F), (2, F), (3, F), (0, Bid(count=4)), (0, Flip(seat=0))]
+    record = _record(4, moves, tweak=tweak)
+    assert view(record, 0)["phase"] == "flipping"
+    for salt in ("a", "b", "c"):
+        assert _decide(record, 0, salt) == {"type": "flip", "seat": 2}
+
+
+def test_own_skull_discards_a_flower_while_flowers_are_plenty() -> None:
+    moves = [(0, S), (1, F), (2, F), (3, F), (0, Bid(count=4)), (0, Flip(seat=0))]
+    record = _record(4, moves)
+    assert view(record, 0)["phase"] == "penalty"
+    assert _decide(record, 0) == {"type": "discard", "disc": FLOWER}
+
+
+def test_own_skull_with_one_flower_left_discards_the_skull() -> None:
+    tweak = {0: {"flowers": 1, "lost": (FLOWER, FLOWER), "known_skull": None}}
+    moves = [(0, S), (1, F), (2, F), (3, F), (0, Bid(count=4)), (0, Flip(seat=0))]
+    assert _decide(_record(4, moves, tweak=tweak), 0) == {"type": "discard", "disc": SKULL}
+
+
+@pytest.mark.parametrize("lost", [0, 3])
+def test_english_rule_starter_choice(lost: int) -> None:
+    # Own skull under the English rule: start ourselves if still in, else the weakest player.
+    tweak: dict[int, dict[str, Any]] = {1: {"wins": 1}}
+    if lost:
+        tweak[0] = {"flowers": 0, "lost": (FLOWER,) * 3, "known_skull": True}
+    moves: list[tuple[int, Any]] = [(0, S), (1, F), (2, F), (3, F), (0, Bid(count=4))]
+    moves += [(0, Flip(seat=0)), (0, skull.Discard(disc=SKULL if lost else FLOWER))]
+    record = _record(4, moves, rule="english", tweak=tweak)
+    assert view(record, 0)["phase"] == "choosing_starter"
+    command = _decide(record, 0)
+    if lost:
+        assert command["type"] == "choose_starter" and command["seat"] in (2, 3)
+    else:
+        assert command == {"type": "choose_starter", "seat": 0}
