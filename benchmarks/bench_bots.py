@@ -2,8 +2,10 @@
 win rates with 95% confidence intervals (seats rotated), all in process through the one
 play-out driver and ``tabletop simulate``'s loop.
 
-``python benchmarks/bench_bots.py [--quick]`` prints JSON; ``make bench`` does not run it (it
-takes minutes): its figures are written into BENCHMARKS.md by hand with the command.
+``python benchmarks/bench_bots.py [--quick]`` prints JSON and keeps it in
+``benchmarks/bots_last_run.json``; ``make bench`` does not run it (it takes minutes) but puts its
+last run in BENCHMARKS.md (``python benchmarks/run_all.py --render`` rewrites the report from
+the last runs without measuring).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def win_rate(
     return {
         "game": game,
         "entrants": entrants,
+        "options": options,
         "games": result.games,
         "win_rate": result.wins[0] / result.games,
         "ci95": [low, high],
@@ -87,12 +90,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     a = parser.parse_args()
     scale = 0.1 if a.quick else 1.0
-    out: dict[str, Any] = {"decisions_per_s": {}, "ismcts_100ms": {}, "matches": []}
+    specs = [{"bot": "random"}, {"bot": "heuristic"}, {"bot": "ismcts", "iterations": 200}]
+    out: dict[str, Any] = {
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "bots": [_name(s) for s in specs],
+        "decisions_per_s": {},
+        "ismcts_100ms": {},
+        "matches": [],
+    }
     for game in SEATS:
-        for spec in ({"bot": "random"}, {"bot": "heuristic"}, {"bot": "ismcts", "iterations": 200}):
+        for spec in specs:
             n = 20 if spec["bot"] == "ismcts" else 300
             t = decision_times(game, spec, max(5, int(n * scale)))
-            out["decisions_per_s"][f"{game} {spec}"] = len(t) / sum(t)
+            out["decisions_per_s"][f"{game} {_name(spec)}"] = len(t) / sum(t)
         t = decision_times(game, {"bot": "ismcts", "budget_ms": 100}, max(5, int(40 * scale)))
         out["ismcts_100ms"][game] = {
             "median_ms": statistics.median(t) * 1e3,
@@ -111,6 +121,12 @@ def main() -> None:
         out["matches"].append(row)
         print(json.dumps(row), flush=True)
     print(json.dumps(out, indent=2))
+    if not a.quick:
+        (ROOT / "benchmarks" / "bots_last_run.json").write_text(json.dumps(out, indent=2) + "\n")
+
+
+def _name(spec: dict[str, Any]) -> str:
+    return ":".join([spec["bot"], *(f"{k}={v}" for k, v in spec.items() if k != "bot")])
 
 
 if __name__ == "__main__":

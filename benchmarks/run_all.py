@@ -83,7 +83,27 @@ def main() -> None:
     parser.add_argument("--out", default="BENCHMARKS.md")
     parser.add_argument("--quick", action="store_true", help="smaller runs (smoke test)")
     parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="only rewrite the report from benchmarks/last_run.json (and the bots' figures of "
+        "benchmarks/bots_last_run.json), measuring nothing",
+    )
     args = parser.parse_args()
+    if args.render:
+        last = json.loads((ROOT / "benchmarks" / "last_run.json").read_text())
+        text = report(
+            last["raw"],
+            last["playouts"],
+            last["gateway"],
+            last["memory"],
+            last["engine_only"],
+            quick=False,
+            when=last.get("when"),
+        )
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}")
+        return
 
     server = RedisServer()
     try:
@@ -107,10 +127,14 @@ def main() -> None:
     print("cold loads", memory["cold_loads"], flush=True)
     latencies = gateway.pop("latencies_ms")
     plot_latency(latencies, gateway, ROOT / "benchmarks" / "latency.png")
-    Path(args.out).write_text(report(raw, playouts, gateway, memory, engine_only, quick=args.quick))
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    Path(args.out).write_text(
+        report(raw, playouts, gateway, memory, engine_only, quick=args.quick, when=when)
+    )
     (ROOT / "benchmarks" / "last_run.json").write_text(
         json.dumps(
             {
+                "when": when,
                 "raw": raw,
                 "playouts": playouts,
                 "gateway": gateway,
@@ -151,10 +175,17 @@ def plot_latency(latencies: list[float], gateway: dict, path: Path) -> None:
 
 
 def report(
-    raw: dict, playouts: list[dict], gateway: dict, memory: dict, engine_only: dict, *, quick: bool
+    raw: dict,
+    playouts: list[dict],
+    gateway: dict,
+    memory: dict,
+    engine_only: dict,
+    *,
+    quick: bool,
+    when: str | None = None,
 ) -> str:
     """BENCHMARKS.md text."""
-    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = when or "an earlier run (date not recorded)"
     ping_us = raw["p50_ms"] * 1000
     lines = [
         "# Benchmarks",
@@ -263,8 +294,57 @@ def report(
         "At a few milliseconds for a whole game there are no snapshots yet: they would pay off",
         "for games of thousands of events, which none of the three games reaches.",
     ]
+    lines += bots_section(ROOT / "benchmarks" / "bots_last_run.json")
     lines += ["", NOTES, ""]
     return "\n".join(lines)
+
+
+def bots_section(path: Path) -> list[str]:
+    """The bots' figures (``benchmarks/bench_bots.py`` writes them; it takes minutes, so
+    ``make bench`` shows its last run)."""
+    if not path.exists():
+        return []
+    doc = json.loads(path.read_text())
+    lines = [
+        "",
+        "## Bots",
+        "",
+        f"From `python benchmarks/bench_bots.py` on {doc['when']} (in process, one play-out "
+        "driver; seats rotated from game to game; 95% Wilson intervals). A Fox game with "
+        "target=1 is one round. Reproduce one row with the CLI, e.g. `tabletop simulate --game "
+        "fox --games 60 --bots ismcts:budget_ms=100,random --option target=1`.",
+        "",
+        "| game | options | entrant 0 | against | games | entrant 0 wins | 95% interval |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for m in doc["matches"]:
+        first, *others = (_spec(e) for e in m["entrants"])
+        low, high = m["ci95"]
+        lines.append(
+            f"| {m['game']} | {_options(m.get('options') or {})} | {first} | "
+            f"{', '.join(others)} | {m['games']} | "
+            f"{m['win_rate']:.1%} | {low:.1%}–{high:.1%} |"
+        )
+    lines += ["", "| bot decisions per second | fox | skull | skye |", "| --- | --- | --- | --- |"]
+    for bot in doc["bots"]:
+        rates = [doc["decisions_per_s"].get(f"{g} {bot}") for g in ("fox", "skull", "skye")]
+        lines.append(f"| {bot} | " + " | ".join(f"{r:,.0f}" if r else "–" for r in rates) + " |")
+    lines += [
+        "",
+        "| ISMCTS at `budget_ms=100` | median decision | p95 decision |",
+        "| --- | --- | --- |",
+    ]
+    for g, t in doc["ismcts_100ms"].items():
+        lines.append(f"| {g} | {t['median_ms']:.0f} ms | {t['p95_ms']:.0f} ms |")
+    return lines
+
+
+def _options(options: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
+
+
+def _spec(entrant: dict) -> str:
+    return ":".join([entrant["bot"], *(f"{k}={v}" for k, v in entrant.items() if k != "bot")])
 
 
 NOTES = """## Before and after the application core (2026-12-01)
