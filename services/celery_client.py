@@ -16,6 +16,7 @@ from shared.config import Settings
 log = logging.getLogger(__name__)
 
 QUEUE = "tabletop"
+SEARCH_QUEUE = "tabletop-search"
 
 
 class CeleryDispatcher:
@@ -33,9 +34,11 @@ class CeleryDispatcher:
             self._app.conf.update(task_default_queue=QUEUE, broker_connection_retry_on_startup=True)
         return self._app
 
-    def move(self, game_id: str, seat: int, version: int) -> None:
-        """Queue ``bots.move``."""
-        self.app.send_task("bots.move", args=[game_id, seat, version], queue=QUEUE)
+    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
+        """Queue ``bots.move``; a searching bot's on its own queue, which its own workers
+        serve, so that a long search never holds up the quick bots of other games."""
+        queue = SEARCH_QUEUE if slow else QUEUE
+        self.app.send_task("bots.move", args=[game_id, seat, version], queue=queue)
 
     def finalize(self, game_id: str) -> None:
         """Queue ``scoring.finalize``."""

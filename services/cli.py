@@ -263,27 +263,30 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
             procs.append(
                 subprocess.Popen([py, "-m", "services.cli", "worker", "--game", game], env=env)
             )
-        procs.append(
-            subprocess.Popen(
-                [
-                    py,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "services.bots.worker",
-                    "worker",
-                    "-Q",
-                    "tabletop",
-                    "--concurrency",
-                    "2",
-                    "--loglevel",
-                    "WARNING",
-                    "-n",
-                    f"bots-{os.getpid()}@%h",
-                ],
-                env=env,
+        # Quick bots and searching bots on separate workers: a search of seconds must never
+        # hold up the random and heuristic moves of every other game.
+        for queue, name, concurrency in (("tabletop", "bots", 2), ("tabletop-search", "search", 1)):
+            procs.append(
+                subprocess.Popen(
+                    [
+                        py,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "services.bots.worker",
+                        "worker",
+                        "-Q",
+                        queue,
+                        "--concurrency",
+                        str(concurrency),
+                        "--loglevel",
+                        "WARNING",
+                        "-n",
+                        f"{name}-{os.getpid()}@%h",
+                    ],
+                    env=env,
+                )
             )
-        )
         print(f"tabletop is running at http://127.0.0.1:{port}  (Redis: {env['REDIS_URL']})")
         print(
             f"OpenAPI: http://127.0.0.1:{port}/openapi.json  — Ctrl-C stops everything", flush=True

@@ -40,6 +40,7 @@ class BotKind:
     settings: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     one_of: tuple[str, ...] = ()  # at most one of these settings may be given
     description: str = ""
+    slow: bool = False  # it searches: its moves run on their own workers
 
 
 def random_bot(view: Mapping[str, Any], rng: random.Random) -> dict[str, Any] | None:
@@ -96,6 +97,7 @@ BOTS: dict[str, BotKind] = {
             play=_ismcts,
             settings={"budget_ms": (10, 10_000), "iterations": (1, 100_000)},
             one_of=("budget_ms", "iterations"),
+            slow=True,
             description=f"information-set MCTS; budget_ms or iterations (default "
             f"{ISMCTS_DEFAULT_ITERATIONS} iterations)",
         ),

@@ -19,7 +19,7 @@ class InlineDispatcher:
         self.app = app
         return self
 
-    def move(self, game_id: str, seat: int, version: int) -> None:
+    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
         """Play the bot's turn now."""
         self.moves.append((game_id, seat, version))
         if self.app is not None:

@@ -375,7 +375,7 @@ def hand_off(
         if seat not in bot_seats:
             continue
         if waiting is None or len(to_act) == 1 or seat not in waiting or seat == actor:
-            dispatcher.move(record.id, seat, record.version)
+            dispatcher.move(record.id, seat, record.version, slow=_slow(record, seat))
 
 
 def _retry_bot(app: App, message: CommandMessage) -> None:
@@ -391,7 +391,15 @@ def _retry_bot(app: App, message: CommandMessage) -> None:
         or message.seat not in record.engine.to_act(record.state)
     ):
         return
-    app.ports.dispatcher.move(record.id, message.seat, record.version)
+    app.ports.dispatcher.move(
+        record.id, message.seat, record.version, slow=_slow(record, message.seat)
+    )
+
+
+def _slow(record: GameRecord, seat: int) -> bool:
+    """Whether the seat's bot searches (it gets its own queue)."""
+    name = record.match.seats[seat].bot
+    return name is not None and name in bots.BOTS and bots.BOTS[name].slow
 
 
 def rebuild_projections(app: App, game_id: str) -> GameRecord:

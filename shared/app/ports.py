@@ -157,8 +157,9 @@ class Clock(Protocol):
 class BotDispatcher(Protocol):
     """Where the application hands work it does not do itself."""
 
-    def move(self, game_id: str, seat: int, version: int) -> None:
-        """Ask a bot to act for ``seat`` at ``version``."""
+    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
+        """Ask a bot to act for ``seat`` at ``version``; ``slow`` for a bot that searches (it
+        runs apart, so that it cannot hold up the quick bots of other games)."""
         ...
 
     def finalize(self, game_id: str) -> None:
@@ -169,7 +170,7 @@ class BotDispatcher(Protocol):
 class NullDispatcher:
     """Drops bot and scoring work (for tools that drive every seat themselves)."""
 
-    def move(self, game_id: str, seat: int, version: int) -> None:
+    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
         """Ignore."""
 
     def finalize(self, game_id: str) -> None:

@@ -60,7 +60,7 @@ class LateDispatcher:
         self.pending: list[tuple[str, int, int]] = []
         self.rng = random.Random(seed)
 
-    def move(self, game_id: str, seat: int, version: int) -> None:
+    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
         self.pending.append((game_id, seat, version))
 
     def finalize(self, game_id: str) -> None:
