@@ -10,7 +10,7 @@ from shared.app.errors import CATALOGUE, ErrorCode
 from shared.app.handlers import JSON_SAFE_INT
 
 SUGGESTION_MAX_BUDGET_MS = 2000  # a suggestion runs in a gateway thread: keep it short
-SUGGESTION_MAX_ITERATIONS = 5000
+SUGGESTION_MAX_ITERATIONS = 1000  # Isle of Skye searches about 100-200 iterations a second
 
 
 class StrictSchema(ma.Schema):
