@@ -203,15 +203,7 @@ class Commands(MethodView):
     def post(self, body: dict[str, Any], game_id: str) -> Any:
         """Send a command for the caller's seat; 202 with its id, or its outcome when waiting."""
         app = application()
-        caller = auth.caller_for(app, game_id)
-        if caller.role != auth.SEAT or caller.seat is None:
-            status = 401 if caller.role == auth.SPECTATOR else 403
-            raise Problem(
-                status,
-                "auth/seat_required",
-                "send a seat token to play",
-                title="Unauthorized" if status == 401 else "Forbidden",
-            )
+        seat = _seat_of(app, game_id, "send a seat token to play")
         game_type = _read(queries.game_type, app, game_id)
         engine = games.get(game_type)
         command = {k: v for k, v in body.items() if k not in ("id", "expected_version")}
@@ -219,11 +211,11 @@ class Commands(MethodView):
             engine.parse_command(command)  # shape errors answer here, before the stream
         except GameError as exc:
             raise Problem.from_game_error(exc) from exc
-        cid = _client_command_id(caller.seat, body["id"]) if "id" in body else new_command_id()
+        cid = _client_command_id(seat, body["id"]) if "id" in body else new_command_id()
         message = CommandMessage(
             command_id=cid,
             game_id=game_id,
-            seat=caller.seat,
+            seat=seat,
             body=command,
             expected_version=body.get("expected_version"),
         )
@@ -241,9 +233,7 @@ class Commands(MethodView):
         if reply is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
         head, _, seat_view = reply.partition(b"\n")
-        return _outcome_response(
-            app, game_id, caller.seat, json.loads(head), headers, seat_view or None
-        )
+        return _outcome_response(app, game_id, seat, json.loads(head), headers, seat_view or None)
 
 
 @blp.route("/v1/games/<game_id>/commands/<command_id>")
@@ -301,16 +291,8 @@ class Suggestion(MethodView):
         `budget_ms` or `iterations`) would send now for the caller's seat, from that seat's
         view only. Needs a seat token."""
         app = application()
-        caller = auth.caller_for(app, game_id)
-        if caller.role != auth.SEAT or caller.seat is None:
-            status = 401 if caller.role == auth.SPECTATOR else 403
-            raise Problem(
-                status,
-                "auth/seat_required",
-                "send a seat token to ask for a hint",
-                title="Unauthorized" if status == 401 else "Forbidden",
-            )
-        return _read(queries.suggestion, app, game_id, caller.seat, query)
+        seat = _seat_of(app, game_id, "send a seat token to ask for a hint")
+        return _read(queries.suggestion, app, game_id, seat, query)
 
 
 @blp.route("/v1/games/<game_id>/events")
@@ -328,6 +310,20 @@ class Events(MethodView):
         return _read(
             queries.events, app, game_id, caller, after=query["after"], limit=query["limit"]
         )
+
+
+def _seat_of(app: App, game_id: str, detail: str) -> int:
+    """The caller's seat; the caller must hold one: 401 without a token, 403 with a key."""
+    caller = auth.caller_for(app, game_id)
+    if caller.role != auth.SEAT or caller.seat is None:
+        status = 401 if caller.role == auth.SPECTATOR else 403
+        raise Problem(
+            status,
+            "auth/seat_required",
+            detail,
+            title="Unauthorized" if status == 401 else "Forbidden",
+        )
+    return caller.seat
 
 
 def _outcome_response(

@@ -21,7 +21,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shared.games.fox import SUITS
+from shared.games.fox import SUITS, cards_of
 
 _SUIT_INDEX = {name: i for i, name in enumerate(SUITS)}
 _ALL = (1 << 33) - 1
@@ -75,13 +75,7 @@ def _mask(docs: Sequence[Mapping[str, Any]] | None) -> int:
     return out
 
 
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+_cards = cards_of  # the engine's own bitmask reader
 
 
 class _Table:
