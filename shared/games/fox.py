@@ -112,7 +112,10 @@ class StateFields(NamedTuple):
     tally: int  # this round's tricks and Treasure, packed: see pack_tally
     known: tuple[int, int]  # per seat, the cards publicly known to be in that hand
     returned: tuple[int, int]  # per seat, the cards it put under the deck this round
-    voids: int  # per seat, suits publicly known to be missing from its hand: bit 3 * seat + suit
+    # What the public events tell of the hands, packed (see "Deductions" below): per seat the
+    # suits it lacks (voids), the ranks it holds none at or above (a Monarch answer), and the
+    # cards that are in its hand or at one deck slot (known cards put through a Woodcutter).
+    voids: int
     last: tuple[int, int, int, int] | None  # the last trick: (leader, lead, second, winner)
     game: Game
 
@@ -565,12 +568,16 @@ def evolve(state: State | None, event: Any) -> State:
     played |= bit
     if known[seat] & bit:
         known = (known[0] & ~bit, known[1] & ~bit)
+    if voids >> _UNDER_SHIFT[seat] & bit:  # it was in the hand, not under the deck
+        voids = _drop_under(voids, seat, bit)
     phase, turn = _AFTER_PLAY[seat][card]
     if lead < 0:
         return (phase, turn, h0, h1, leader, card, -1, played, decree, deck, tally, known,
                 returned, voids, last, game)
     pair = lead * 33 + card
-    voids |= _VOID_IF_PLAYED[seat][pair]  # a follower off the led suit has none of it
+    # A follower off the led suit has none of it; one answering a Monarch with a card of its
+    # suit other than the 1 has none higher.
+    voids |= _VOID_IF_PLAYED[seat][pair]
     if phase:  # a Fox or Woodcutter as the second card: the trick waits for its owner
         return (phase, turn, h0, h1, leader, lead, card, played, decree, deck, tally, known,
                 returned, voids, last, game)
@@ -615,6 +622,8 @@ def _on_decree_exchanged(s: State, e: DecreeExchanged) -> State:
     else:
         h0 ^= swap
         known = (known[0] & ~(1 << new) | 1 << old, known[1])
+    if voids >> _UNDER_SHIFT[seat] & 1 << new:  # it was in the hand, not under the deck
+        voids = _drop_under(voids, seat, 1 << new)
     if second < 0:
         return (PHASE_PLAY, 1 - seat, h0, h1, leader, lead, second, played, new, deck, tally,
                 known, returned, voids, last, game)
@@ -639,8 +648,12 @@ def _on_card_drawn(s: State, e: CardDrawn) -> State:
         h1 |= 1 << e.card
     else:
         h0 |= 1 << e.card
-    # The drawn card is hidden from the other seat: it may be of a suit this seat lacked.
+    # The drawn card is hidden from the other seat: it may be of a suit this seat lacked, or
+    # higher than a Monarch answer showed. A deck slot known to hold a card of a "hand or
+    # deck" set moves up one; drawn, it ends that set (the drawer took the card, unseen).
     voids &= _KEEP_VOIDS_OF_OTHER[e.seat]
+    if voids >> _UNDER_SHIFT[0]:
+        voids = _under_drawn(voids)
     return (phase, turn, h0, h1, leader, lead, second, played, decree, deck[1:], tally, known,
             returned, voids, last, game)
 
@@ -651,7 +664,9 @@ def _on_card_returned(s: State, e: CardReturned) -> State:
     seat, card = e.seat, e.card
     bit = 1 << card
     # The other seat cannot see which card went under the deck, so a card it knew to be in
-    # this hand may be in the deck now: this hand's cards are no longer publicly known.
+    # this hand may be at the deck's bottom now: this hand's known cards become a "hand or
+    # deck" set (all in the hand but at most one, which is in that slot).
+    voids = _set_under(voids, seat, known[seat], len(deck))
     if seat:
         h1 ^= bit
         known = (known[0], 0)
@@ -697,6 +712,85 @@ def _take_trick(h0: int, h1: int, leader: int, lead: int, second: int, played: i
 # fmt: on
 
 
+# --- deductions (StateFields.voids) ------------------------------------------------------------
+# One int holds what the public events tell of the hands, so that the hot path of a play-out
+# carries one small int (zero above bit 5 in most states) rather than three more fields:
+#   bits 0-5     voids: bit 3 * seat + suit (see _VOID_IF_PLAYED)
+#   bits 8-31    rank caps: 4 bits at 8 + 4 * (3 * seat + suit) hold r (2..11) when the seat
+#                answered a led Monarch of that suit with its rank r (not the 1): besides its
+#                known cards it holds none of that suit ranked r or higher (0: nothing known)
+#   bits 32-71   seat 0's "hand or deck" set: 33 card bits, then at bit 65 a 4-bit deck index
+#   bits 72-111  seat 1's, the same way
+# A "hand or deck" set: cards that were publicly known to be in the hand when that seat's
+# Woodcutter put one card under the deck; all are still in the hand but at most one, which is
+# then the card at that deck index (top first). Cleared by the next deal like the rest.
+_CAP_SHIFT = 8
+_UNDER_SHIFT = (32, 72)
+_UNDER_CARDS = ALL_CARDS
+_SLOT_BITS = 33
+_UNDER_FIELD = (1 << 40) - 1
+
+
+def _cap_shift(seat: int, suit: int) -> int:
+    return _CAP_SHIFT + 4 * (3 * seat + suit)
+
+
+def _drop_under(voids: int, seat: int, bit: int) -> int:
+    """``voids`` with ``bit`` out of ``seat``'s "hand or deck" set (cleared when empty)."""
+    shift = _UNDER_SHIFT[seat]
+    field = voids >> shift & _UNDER_FIELD
+    field &= ~bit
+    if not field & _UNDER_CARDS:
+        field = 0
+    return voids & ~(_UNDER_FIELD << shift) | field << shift
+
+
+def _set_under(voids: int, seat: int, cards: int, slot: int) -> int:
+    """``voids`` with ``seat``'s "hand or deck" set replaced by ``cards`` at deck index
+    ``slot`` (none if ``cards`` is empty: an older set is forgotten, which stays true)."""
+    shift = _UNDER_SHIFT[seat]
+    field = cards | slot << _SLOT_BITS if cards else 0
+    return voids & ~(_UNDER_FIELD << shift) | field << shift
+
+
+def _under_drawn(voids: int) -> int:
+    """``voids`` after the deck's top card is drawn: each set's slot moves up one, and a set
+    whose slot was the top ends."""
+    for shift in _UNDER_SHIFT:
+        field = voids >> shift & _UNDER_FIELD
+        if field:
+            slot = field >> _SLOT_BITS
+            field = 0 if slot == 0 else (field & _UNDER_CARDS) | (slot - 1) << _SLOT_BITS
+            voids = voids & ~(_UNDER_FIELD << shift) | field << shift
+    return voids
+
+
+def _under_of(voids: int, seat: int) -> tuple[int, int]:
+    """``seat``'s "hand or deck" set: (cards, deck index), cards 0 when there is none."""
+    field = voids >> _UNDER_SHIFT[seat] & _UNDER_FIELD
+    return field & _UNDER_CARDS, field >> _SLOT_BITS
+
+
+def _caps_of(voids: int, seat: int) -> dict[str, int]:
+    """``seat``'s rank caps by suit name (see above)."""
+    out = {}
+    for suit, name in enumerate(SUITS):
+        cap = voids >> _cap_shift(seat, suit) & 15
+        if cap:
+            out[name] = cap
+    return out
+
+
+def _lacking(voids: int, seat: int) -> int:
+    """Every card that ``seat``'s hand cannot hold besides its known cards (voids and caps)."""
+    mask = _SUITS_MASK[voids >> 3 * seat & 7]
+    for suit in range(3):
+        cap = voids >> _cap_shift(seat, suit) & 15
+        if cap:
+            mask |= (0x7FF >> (cap - 1) << (cap - 1)) << 11 * suit
+    return mask
+
+
 # --- view ------------------------------------------------------------------------------------
 
 
@@ -708,7 +802,12 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     cards publicly known to be in each hand (``known_cards``: old decree cards taken by a Fox)
     and per seat the suits it is known to lack (``voids``, suit names in ``SUITS`` order: it
     did not follow that suit this round and has drawn no card since; besides its
-    ``known_cards`` the hand holds no card of them).
+    ``known_cards`` the hand holds no card of them), the ranks it is known to hold none at or
+    above (``ranks_below``, suit name -> rank: it answered a led Monarch with that rank and
+    has drawn no card since) and its "hand or deck" set (``hand_or_deck``: null, or
+    ``{"cards", "deck_index"}``: cards known to be in the hand when its Woodcutter put a card
+    under the deck; all are in the hand but at most one, which is then the deck's card at
+    ``deck_index``, top first).
     Private to ``seat``: ``hand``, ``opponent_known_cards``, ``deck_known`` (the deck, top
     first: the cards this seat put under it, None for the others) and ``legal_commands``.
     """
@@ -760,7 +859,9 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "deck_size": len(deck),
         "played": _cards_json(played),
         "known_cards": [_cards_json(known[0]), _cards_json(known[1])],
-        "voids": [list(_VOID_SUITS[voids & 7]), list(_VOID_SUITS[voids >> 3])],
+        "voids": [list(_VOID_SUITS[voids & 7]), list(_VOID_SUITS[voids >> 3 & 7])],
+        "ranks_below": [_caps_of(voids, 0), _caps_of(voids, 1)],
+        "hand_or_deck": [_under_json(voids, 0), _under_json(voids, 1)],
         "opponent_known_cards": None,
         "deck_known": None,
         "legal_commands": [],
@@ -853,11 +954,16 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
 
     The cards it cannot place (33 minus its hand, the decree, the played cards, its own cards
     under the deck and the opponent's publicly known cards) are shuffled with ``rng``. The
-    opponent's hand gets, besides its known cards, the first ones it has room for among those of
-    the suits it is not known to lack (``voids``); the deck slots this seat does not know get
-    the rest, shuffled again if a void held some back (so that every deal consistent with the
-    view is equally likely).
-    Raises ValueError if the view does not account for the 33 cards or its voids cannot hold.
+    opponent's hand gets, besides its known cards, the first ones it has room for among those it
+    is not known to lack (``voids``, and ``ranks_below`` from a Monarch answer); the deck slots
+    this seat does not know get the rest, shuffled again if a deduction held some back (so that
+    every deal consistent with the view is equally likely).
+    The opponent's "hand or deck" set (``hand_or_deck``) goes to its hand, but for at most one
+    card which takes the set's deck slot: the one its deductions keep out of the hand if there
+    is one, else each card with probability ``1 / (h + 1)`` (``h`` the hand's unknown cards), as
+    often as among all the deals consistent with the view.
+    Raises ValueError if the view does not account for the 33 cards or its deductions cannot
+    hold.
     """
     other = 1 - seat
     own = mask_of([parse_card(c) for c in view["hand"]])
@@ -866,26 +972,57 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     known = tuple(mask_of([parse_card(c) for c in k]) for k in view["known_cards"])
     slots = [None if c is None else parse_card(c) for c in view["deck_known"]]
     own_returns = mask_of([c for c in slots if c is not None])
-    placed = own | played | own_returns | known[other] | (1 << decree if decree >= 0 else 0)
-    if decree < 0:  # before the first deal there are no cards to place
-        placed = ALL_CARDS
-    # Voids as the state's bitmask, and the cards of the suits each seat lacks.
+    # The deductions as the state holds them (StateFields.voids).
     voids = 0
     for who, names in enumerate(view.get("voids") or ((), ())):
         for name in names:
             voids |= 1 << (3 * who + SUITS.index(name))
-    lacking = [_SUITS_MASK[voids & 7], _SUITS_MASK[voids >> 3]]
+    for who, caps in enumerate(view.get("ranks_below") or ({}, {})):
+        for name, rank in caps.items():
+            voids |= int(rank) << _cap_shift(who, SUITS.index(name))
+    unders = [(0, 0), (0, 0)]
+    for who, under in enumerate(view.get("hand_or_deck") or (None, None)):
+        if under:
+            cards = mask_of([parse_card(c) for c in under["cards"]])
+            slot = int(under["deck_index"])
+            if not 0 <= slot < len(slots):
+                raise ValueError("a hand_or_deck slot outside the deck")
+            unders[who] = (cards, slot)
+            voids = _set_under(voids, who, cards, slot)
+    lacking = [_lacking(voids, 0), _lacking(voids, 1)]
     if own & ~known[seat] & lacking[seat]:
-        raise ValueError("the view's hand holds a suit its voids rule out")
+        raise ValueError("the view's hand holds a card its deductions rule out")
+    maybe, maybe_slot = unders[other]
+    placed = own | played | own_returns | known[other] | maybe
+    placed |= 1 << decree if decree >= 0 else 0
+    if decree < 0:  # before the first deal there are no cards to place
+        placed = ALL_CARDS
+    hand_size = view["hand_sizes"][other]
+    opponent = known[other]
+    if maybe:
+        if maybe & placed & ~maybe or slots[maybe_slot] is not None:
+            raise ValueError("the hand_or_deck set overlaps placed cards")
+        forced = maybe & lacking[other]
+        if forced.bit_count() > 1:
+            raise ValueError("more than one hand_or_deck card cannot be in the hand")
+        under = forced
+        if not forced:
+            candidates = cards_of(maybe)
+            pick = rng.below(hand_size - opponent.bit_count() + 1)
+            if pick < len(candidates):
+                under = 1 << candidates[pick]
+        if under:
+            slots[maybe_slot] = under.bit_length() - 1
+        opponent |= maybe & ~under
     free = ALL_CARDS & ~placed
     banned = free & lacking[other]
     pool = rng.shuffle(cards_of(free & ~banned))
-    need = view["hand_sizes"][other] - known[other].bit_count()
+    need = hand_size - opponent.bit_count()
     if need < 0 or len(pool) + banned.bit_count() != need + slots.count(None):
         raise ValueError("the view does not account for the 33 cards")
     if len(pool) < need:
-        raise ValueError("the opponent's voids leave too few cards for its hand")
-    opponent = known[other] | mask_of(pool[:need])
+        raise ValueError("the opponent's deductions leave too few cards for its hand")
+    opponent |= mask_of(pool[:need])
     left = pool[need:]
     if banned:
         left = rng.shuffle([*left, *cards_of(banned)])
@@ -1133,6 +1270,14 @@ def _mask(cards: Sequence[int]) -> int:
     return sum(map(_BITS.__getitem__, cards))
 
 
+def _under_json(voids: int, seat: int) -> dict[str, Any] | None:
+    """``seat``'s "hand or deck" set for views: its cards and the deck index (top first)."""
+    cards, slot = _under_of(voids, seat)
+    if not cards:
+        return None
+    return {"cards": _cards_json(cards), "deck_index": slot}
+
+
 def _cards_json(mask: int) -> list[dict[str, Any]]:
     return [card_json(c) for c in cards_of(mask)]
 
@@ -1231,17 +1376,34 @@ _BITS = tuple(1 << c for c in range(CARD_COUNT))
 _SUIT_MASK_OF = tuple(0x7FF << (11 * (c // 11)) for c in range(CARD_COUNT))
 _ONES = 1 | 1 << 11 | 1 << 22  # the Swans (rank 1) of every suit
 _TO_ACT: tuple[tuple[int, ...], ...] = ((0,), (1,), ())
-# Voids (StateFields.voids): [seat][lead * 33 + second] -> the bit that ``seat`` playing
-# ``second`` to ``lead`` sets (0 if it followed suit); the mask that keeps the other seat's.
+
+
+def _deduced_if_played(seat: int, lead: int, second: int) -> int:
+    """The deduction bits (StateFields.voids) that ``seat`` following ``lead`` with ``second``
+    sets: a void when off suit; a rank cap when it answers a led Monarch in suit, not with
+    the 1 (it must play the 1 or its highest of the suit)."""
+    suit = lead // 11
+    if second // 11 != suit:
+        return 1 << (3 * seat + suit)
+    rank = second % 11 + 1
+    if lead % 11 + 1 == MONARCH and rank != SWAN:
+        return rank << _cap_shift(seat, suit)
+    return 0
+
+
+# [seat][lead * 33 + second] -> the deduction bits that ``seat`` playing ``second`` to ``lead``
+# sets; [seat] -> the mask that keeps every deduction but that seat's voids and caps (a draw).
 _VOID_IF_PLAYED = tuple(
     tuple(
-        0 if lead // 11 == second // 11 else 1 << (3 * seat + lead // 11)
+        _deduced_if_played(seat, lead, second)
         for lead in range(CARD_COUNT)
         for second in range(CARD_COUNT)
     )
     for seat in (0, 1)
 )
-_KEEP_VOIDS_OF_OTHER = (0b111000, 0b000111)
+_KEEP_VOIDS_OF_OTHER = tuple(
+    ~(0b111 << 3 * seat | sum(15 << _cap_shift(seat, suit) for suit in range(3))) for seat in (0, 1)
+)
 # [3 bits of one seat's voids] -> its suit names
 _VOID_SUITS = tuple(tuple(SUITS[i] for i in range(3) if m >> i & 1) for m in range(8))
 # [3 bits of one seat's voids] -> the bitmask of every card of those suits

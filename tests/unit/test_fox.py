@@ -516,6 +516,107 @@ def test_woodcutter_clears_publicly_known_cards() -> None:
     s, events = act(s, 0, play(c(KEYS, 5)))
     s, _ = act(s, 0, give_back(events[1].card))
     assert fox.view(s, 1)["opponent_known_cards"] == []
+    # ...but everyone knows it is in that hand or the deck's bottom card.
+    for seat in (0, 1, None):
+        assert fox.view(s, seat)["hand_or_deck"] == [
+            {"cards": [j(c(MOONS, 4))], "deck_index": 5},
+            None,
+        ]
+
+
+def woodcut_after_fox(returned: int | None = None) -> fox.State:
+    """Given seat 0 took the moons 4 decree with its Fox and then played a Woodcutter,
+    returning ``returned`` (default: the card it drew): the state, seat 1 to lead."""
+    moons = tuple(c(MOONS, r) for r in fox.RANKS if r != 4)
+    s = start(deal((c(BELLS, 3), c(KEYS, 6), c(KEYS, 5)), (c(BELLS, 2), c(KEYS, 2), c(KEYS, 11),
+                   *moons), decree=c(MOONS, 4), deck=tuple(c(KEYS, r) for r in (3, 4, 7, 8, 9, 10)),
+                   void0=(MOONS,)))  # fmt: skip
+    s, _ = act(s, 0, play(c(BELLS, 3)))
+    s, _ = act(s, 0, exchange(c(KEYS, 6)))
+    s, _ = act(s, 1, play(c(BELLS, 2)))
+    s, events = act(s, 0, play(c(KEYS, 5)))
+    s, _ = act(s, 0, give_back(events[1].card if returned is None else returned))
+    s, _ = act(s, 1, play(c(KEYS, 11)))  # the trump Monarch wins: seat 1 leads
+    return s
+
+
+def test_determinize_puts_a_hand_or_deck_card_in_the_hand_or_its_slot() -> None:
+    s = woodcut_after_fox()
+    v = fox.view(s, 1)
+    assert v["hand_or_deck"][0] == {"cards": [j(c(MOONS, 4))], "deck_index": 5}
+    hand = v["hand_sizes"][0]
+    # Every deal consistent with the view counts once: the card is at its slot in 1 of
+    # (hand + 1) of them. 1,200 fixed draws: about 4 standard deviations either side.
+    under = 0
+    draws = 1200
+    for i in range(draws):
+        d = determinized(v, 1, Rng("hand-or-deck", str(i)))
+        in_hand = named(d).hand0 >> c(MOONS, 4) & 1
+        at_slot = named(d).deck[5] == c(MOONS, 4)
+        assert in_hand != at_slot
+        under += at_slot
+    expected = draws / (hand + 1)
+    assert abs(under - expected) < 4 * (expected * (1 - 1 / (hand + 1))) ** 0.5, (under, expected)
+
+
+def test_a_hand_or_deck_card_of_a_void_suit_is_under_the_deck() -> None:
+    # Given seat 0 put the moons 4 under the deck and then did not follow moons...
+    s = woodcut_after_fox(returned=c(MOONS, 4))
+    s, _ = act(s, 1, play(c(MOONS, 8)))
+    follow = fox.legal_commands(s, 0)[0]
+    s, _ = act(s, 0, fox.command_to_json(follow))
+    v = fox.view(s, 1)
+    assert MOONS in v["voids"][0] and v["hand_or_deck"][0] is not None
+    # ...then every determinization puts it at its slot.
+    for i in range(50):
+        d = determinized(v, 1, Rng("forced", str(i)))
+        assert named(d).deck[v["hand_or_deck"][0]["deck_index"]] == c(MOONS, 4)
+
+
+def test_a_monarch_answer_caps_the_answering_suit() -> None:
+    # Given seat 1 holds bells 6 and 2 and the bells 7-9 are in the deck...
+    s = start(deal((c(BELLS, 11), c(BELLS, 10)), (c(BELLS, 6), c(BELLS, 2)), decree=c(MOONS, 4),
+                   deck=(c(BELLS, 7), c(BELLS, 8), c(BELLS, 9))))  # fmt: skip
+    assert named(s).hand1 & suit_mask(BELLS) == 1 << c(BELLS, 6) | 1 << c(BELLS, 2)
+    # ...when seat 0 leads its Monarch, seat 1 must answer its highest bell, the 6...
+    s, _ = act(s, 0, play(c(BELLS, 11)))
+    assert fox.legal_commands(s, 1) == [fox.parse_command(play(c(BELLS, 6)))]
+    s, _ = act(s, 1, play(c(BELLS, 6)))
+    # ...so everyone knows it holds no bell of rank 6 or more...
+    for seat in (0, 1, None):
+        assert fox.view(s, seat)["ranks_below"] == [{}, {"bells": 6}]
+    # ...and seat 0's determinizations leave the bells 7-9 in the deck.
+    v = fox.view(s, 0)
+    high = fox.mask_of([c(BELLS, r) for r in range(6, 12)])
+    for i in range(100):
+        d = determinized(v, 0, Rng("monarch", str(i)))
+        assert named(d).hand1 & high == 0
+        assert {c(BELLS, r) for r in (7, 8, 9)} <= set(named(d).deck)
+    # Without the cap the same draws would give seat 1 a high bell.
+    blind = {**v, "ranks_below": [{}, {}]}
+    assert any(named(fox.determinize(blind, 0, Rng("monarch", str(i)))).hand1 & high
+               for i in range(100))  # fmt: skip
+
+
+def test_a_monarch_answered_with_the_one_tells_nothing() -> None:
+    s = start(deal((c(BELLS, 11),), (c(BELLS, 1), c(BELLS, 9)), decree=c(MOONS, 4)))
+    s, _ = act(s, 0, play(c(BELLS, 11)))
+    s, _ = act(s, 1, play(c(BELLS, 1)))
+    assert fox.view(s, 0)["ranks_below"] == [{}, {}]
+
+
+def test_a_draw_ends_the_drawers_caps() -> None:
+    s = start(deal((c(BELLS, 11), c(MOONS, 2)), (c(BELLS, 6), c(BELLS, 2), c(MOONS, 5)),
+                   decree=c(KEYS, 4), deck=(c(BELLS, 7), c(BELLS, 8), c(BELLS, 9))))  # fmt: skip
+    s, _ = act(s, 0, play(c(BELLS, 11)))
+    s, _ = act(s, 1, play(c(BELLS, 6)))
+    assert fox.view(s, 0)["ranks_below"] == [{}, {"bells": 6}]
+    # Seat 0 won the Monarch's trick and leads; seat 1's Woodcutter draws a card unseen...
+    s, _ = act(s, 0, play(c(MOONS, 2)))
+    s, events = act(s, 1, play(c(MOONS, 5)))
+    assert types(events) == ["card_played", "card_drawn"]
+    # ...which may be a high bell.
+    assert fox.view(s, 0)["ranks_below"] == [{}, {}]
 
 
 # --- Treasure (7) --------------------------------------------------------------------------

@@ -42,9 +42,17 @@ def hidden_from(state: fox.State, seat: int | None) -> int:
     """The cards ``seat`` (None: a spectator) must not see in ``state``."""
     f = named(state)
     deck = fox.mask_of(f.deck)
+    # A "hand or deck" set names cards that were publicly known in a hand (checked by
+    # test_hand_or_deck_sets_name_only_cards_known_before): naming them again reveals nothing.
+    sets = under_cards(state, 0) | under_cards(state, 1)
     if seat is None:
-        return ((f.hand0 | f.hand1) & ~(f.known[0] | f.known[1])) | deck
-    return (hand_of(state, 1 - seat) & ~f.known[1 - seat]) | (deck & ~f.returned[seat])
+        return ((f.hand0 | f.hand1) & ~(f.known[0] | f.known[1]) | deck) & ~sets
+    return ((hand_of(state, 1 - seat) & ~f.known[1 - seat]) | (deck & ~f.returned[seat])) & ~sets
+
+
+def under_cards(state: fox.State, seat: int) -> int:
+    """The cards of ``seat``'s "hand or deck" set (0 if none)."""
+    return fox._under_of(named(state).voids, seat)[0]
 
 
 def accounted(state: fox.State) -> bool:
@@ -261,55 +269,99 @@ def test_determinize_is_consistent_with_the_view(seed: int, data: st.DataObject)
 
 
 def void_cards(state: fox.State, seat: int) -> int:
-    """Every card of the suits ``seat`` is recorded to lack."""
-    suits = named(state).voids >> 3 * seat & 7
-    return sum(0x7FF << 11 * suit for suit in range(3) if suits >> suit & 1)
+    """Every card ``seat`` is recorded to lack: the suits of its voids, and the ranks at or
+    above its caps from Monarch answers."""
+    return fox._lacking(named(state).voids, seat)
 
 
-def contradicts_a_void(state: fox.State) -> bool:
-    """A hand holds, besides its publicly known cards, a card of a suit it is said to lack."""
+def contradicts_a_deduction(state: fox.State) -> bool:
+    """A hand holds, besides its publicly known cards, a card its deductions rule out; or a
+    "hand or deck" set has more than one card outside the hand, or one not at its slot."""
     f = named(state)
-    return any(h & ~f.known[s] & void_cards(state, s) for s, h in enumerate((f.hand0, f.hand1)))
+    hands = (f.hand0, f.hand1)
+    if any(h & ~f.known[s] & void_cards(state, s) for s, h in enumerate(hands)):
+        return True
+    for s, h in enumerate(hands):
+        cards, slot = fox._under_of(f.voids, s)
+        away = cards & ~h
+        if away.bit_count() > 1 or (away and f.deck[slot] != away.bit_length() - 1):
+            return True
+    return False
 
 
 @SETTINGS
 @given(seed=seeds)
-def test_voids_record_each_suit_not_followed_until_a_draw(seed: int) -> None:
+def test_deductions_follow_the_public_events(seed: int) -> None:
+    # An independent model of what the public events say: voids (suit not followed), caps
+    # (a led Monarch answered in suit, not with the 1), both until that seat draws; and the
+    # "hand or deck" set a Woodcutter makes of the cards known in that hand.
     _, batches = random_game("o", seed, target=10)
     expected = [0, 0]  # per seat, a bit per suit
+    caps: list[dict[str, int]] = [{}, {}]
+    sets: list[tuple[int, int]] = [(0, 0), (0, 0)]
     lead = -1
     state = None
     for e in all_events(batches):
-        state = fox.evolve(state, e)
+        before, state = state, fox.evolve(state, e)
         if e.TYPE == "round_dealt":
             expected, lead = [0, 0], -1
+            caps, sets = [{}, {}], [(0, 0), (0, 0)]
         elif e.TYPE == "card_played" and lead < 0:
             lead = e.card
         elif e.TYPE == "card_played":
             if e.card // 11 != lead // 11:
                 expected[e.seat] |= 1 << lead // 11
+            elif lead % 11 == 10 and e.card % 11 != 0:
+                caps[e.seat][fox.SUITS[lead // 11]] = e.card % 11 + 1
             lead = -1
         elif e.TYPE == "card_drawn":
             expected[e.seat] = 0
-        assert named(state).voids == expected[0] | expected[1] << 3
-        assert not contradicts_a_void(state)
-        shown = fox.view(state, None)["voids"]
-        assert shown == [[fox.SUITS[i] for i in range(3) if m >> i & 1] for m in expected]
+            caps[e.seat] = {}
+            for s_ in (0, 1):
+                cards, slot = sets[s_]
+                sets[s_] = (0, 0) if not cards or slot == 0 else (cards, slot - 1)
+        elif e.TYPE == "card_returned":
+            assert before is not None
+            known = named(before).known[e.seat]
+            sets[e.seat] = (known, len(named(before).deck)) if known else (0, 0)
+        if e.TYPE in ("card_played", "decree_exchanged"):
+            gone = 1 << e.card
+            cards, slot = sets[e.seat]
+            if cards & gone:
+                sets[e.seat] = (cards & ~gone, slot) if cards & ~gone else (0, 0)
+        assert named(state).voids & 0x3F == expected[0] | expected[1] << 3
+        assert not contradicts_a_deduction(state)
+        shown = fox.view(state, None)
+        assert shown["voids"] == [[fox.SUITS[i] for i in range(3) if m >> i & 1] for m in expected]
+        assert shown["ranks_below"] == caps
+        assert shown["hand_or_deck"] == [
+            {"cards": fox._cards_json(c), "deck_index": k} if c else None for c, k in sets
+        ]
+
+
+@SETTINGS
+@given(seed=seeds)
+def test_hand_or_deck_sets_name_only_cards_known_before(seed: int) -> None:
+    states, _ = random_game("k", seed, target=10)
+    for before, after in zip(states, states[1:], strict=False):
+        for s_ in (0, 1):
+            new = under_cards(after, s_) & ~under_cards(before, s_)
+            assert not new & ~named(before).known[s_]
 
 
 @SETTINGS
 @given(seed=seeds, data=st.data())
-def test_determinized_states_never_contradict_a_recorded_void(
-    seed: int, data: st.DataObject
-) -> None:
+def test_determinized_states_never_contradict_a_deduction(seed: int, data: st.DataObject) -> None:
     states, _ = random_game("n", seed, target=10)
-    with_voids = [s for s in states if named(s).voids and named(s).phase != fox.PHASE_OVER]
-    picks = data.draw(st.lists(st.sampled_from(with_voids or states), min_size=1, max_size=8))
+    deduced = [s for s in states if named(s).voids and named(s).phase != fox.PHASE_OVER]
+    with_sets = [s for s in deduced if named(s).voids >> 32]
+    pool = with_sets + deduced if with_sets else (deduced or states)
+    picks = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=8))
     for i, state in enumerate(picks):
         for seat in (0, 1):
             d = determinized(state, seat, Rng(f"void{seed}", f"{i}"))
             assert named(d).voids == named(state).voids
-            assert not contradicts_a_void(d)
+            assert not contradicts_a_deduction(d)
 
 
 @SETTINGS
