@@ -21,12 +21,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from services.cli import wilson  # noqa: E402
 from shared.app import bots  # noqa: E402
 from shared.app.playout import play  # noqa: E402
 from shared.games.rng import bot_random  # noqa: E402
 from shared.projections import view  # noqa: E402
 from shared.simulate import simulate  # noqa: E402
+from shared.tournaments.standings import wilson  # noqa: E402
 
 SEATS = {"fox": 2, "skull": 4, "skye": 3}
 OPTIONS: dict[str, dict[str, Any]] = {"fox": {"target": 1}, "skull": {}, "skye": {}}

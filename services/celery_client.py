@@ -1,6 +1,7 @@
 """Sending work to the Celery app by task name, for the gateway and the workers.
 
-Only names cross this boundary (``bots.move``, ``scoring.finalize``), so neither service
+Only names cross this boundary (``bots.move``, ``scoring.finalize``, ``tournaments.launch``,
+``tournaments.play``), so neither service
 imports the Celery tasks' code.
 """
 
@@ -17,6 +18,7 @@ log = logging.getLogger(__name__)
 
 QUEUE = "tabletop"
 SEARCH_QUEUE = "tabletop-search"
+TOURNAMENT_QUEUE = "tabletop-tournaments"  # batches of whole games, apart from live bots
 
 
 class CeleryDispatcher:
@@ -43,6 +45,11 @@ class CeleryDispatcher:
     def finalize(self, game_id: str) -> None:
         """Queue ``scoring.finalize``."""
         self.app.send_task("scoring.finalize", args=[game_id], queue=QUEUE)
+
+    def tournament(self, tournament_id: str) -> None:
+        """Queue ``tournaments.launch``, which queues the tournament's batches of games on the
+        tournament queue (its own workers: a batch never holds up a live game's bot)."""
+        self.app.send_task("tournaments.launch", args=[tournament_id], queue=TOURNAMENT_QUEUE)
 
 
 def make_dispatcher(settings: Settings) -> BotDispatcher:

@@ -88,6 +88,7 @@ def run_simulation(args: argparse.Namespace) -> int:
 
     from shared import games
     from shared.simulate import simulate
+    from shared.tournaments import standings
 
     engine = games.get(args.game)
     seats = args.players
@@ -133,7 +134,7 @@ def run_simulation(args: argparse.Namespace) -> int:
     table.add_column("95% CI", justify="right")
     table.add_column("mean score", justify="right")
     for i in range(seats):
-        low, high = wilson(result.wins[i], result.games)
+        low, high = standings.wilson(result.wins[i], result.games)
         spec = chosen[i] if chosen else {"bot": "random"}
         table.add_row(
             str(i),
@@ -150,16 +151,6 @@ def run_simulation(args: argparse.Namespace) -> int:
         f"actions/s: {result.actions_per_second:.0f}"
     )
     return 0
-
-
-def wilson(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of a win rate (shared wins count as fractions)."""
-    if games == 0:
-        return 0.0, 1.0
-    p = wins / games
-    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
-    half = z * ((p * (1 - p) / games + z * z / (4 * games * games)) ** 0.5) / (1 + z * z / games)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def parse_bot(text: str) -> dict[str, Any]:
@@ -265,7 +256,13 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
             )
         # Quick bots and searching bots on separate workers: a search of seconds must never
         # hold up the random and heuristic moves of every other game.
-        for queue, name, concurrency in (("tabletop", "bots", 2), ("tabletop-search", "search", 1)):
+        # Tournament batches (whole games) on a third, one process per core.
+        workers = (
+            ("tabletop", "bots", 2),
+            ("tabletop-search", "search", 1),
+            ("tabletop-tournaments", "tournaments", os.cpu_count() or 2),
+        )
+        for queue, name, concurrency in workers:
             procs.append(
                 subprocess.Popen(
                     [

@@ -23,11 +23,13 @@ class Settings:
     shards: int = 1
     max_wait: float = 30.0
     bot_dispatch: str = "celery"  # "celery", or "none" to drop bot and scoring work
+    max_tournament_games: int = 10_000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Settings from ``REDIS_URL``, ``TABLETOP_ORGANIZER_KEYS``, ``TABLETOP_AUDITOR_KEYS``,
-        ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT`` and ``TABLETOP_BOT_DISPATCH``."""
+        ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT``, ``TABLETOP_BOT_DISPATCH`` and
+        ``TABLETOP_MAX_TOURNAMENT_GAMES``."""
         env = os.environ if env is None else env
         return cls(
             redis_url=env.get("REDIS_URL", DEFAULT_REDIS_URL),
@@ -36,4 +38,5 @@ class Settings:
             shards=max(1, int(env.get("TABLETOP_SHARDS", "1"))),
             max_wait=float(env.get("TABLETOP_MAX_WAIT", "30")),
             bot_dispatch=env.get("TABLETOP_BOT_DISPATCH", "celery"),
+            max_tournament_games=max(1, int(env.get("TABLETOP_MAX_TOURNAMENT_GAMES", "10000"))),
         )

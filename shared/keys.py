@@ -68,6 +68,30 @@ RESULTS = "results:games"  # hash: game id -> final result JSON (scoring.finaliz
 DEADLINES = "deadlines"  # sorted set: deadline key -> epoch seconds (turn clocks)
 
 
+def tournament(tournament_id: str) -> str:
+    """Hash of one tournament: ``plan`` (JSON), ``created_at``, ``started``, ``cancelled``,
+    ``tally`` (the standings' sums, JSON)."""
+    return f"tournament:{{{tournament_id}}}"
+
+
+def tournament_folded(tournament_id: str) -> str:
+    """Bitmap: bit ``i`` set once game ``i`` is in the tally."""
+    return f"tournament:{{{tournament_id}}}:folded"
+
+
+def ratings(game_type: str) -> str:
+    """Hash label -> ``{"mu", "sigma", "games"}`` (JSON) of one game type's bot specs."""
+    return f"ratings:{{{game_type}}}"
+
+
+def rated(game_type: str) -> str:
+    """Set of the game ids already in the game type's ratings."""
+    return f"ratings:{{{game_type}}}:rated"
+
+
+TOURNAMENTS = "tournaments:all"  # sorted set: tournament id by creation time
+
+
 def dead_letters(stream: str) -> str:
     """Commands that failed every delivery, with their error."""
     return f"dead:{stream}"

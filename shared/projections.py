@@ -47,6 +47,8 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
         seats=[_public_seat(i, s) for i, s in enumerate(record.seats)],
         seed_sha256=record.seed_sha256,
     )
+    if record.match.tournament is not None:
+        doc["tournament"] = dict(record.match.tournament)
     return doc
 
 

@@ -4,15 +4,16 @@ tests that need no Redis. Thread-safe, so tests may race them."""
 from __future__ import annotations
 
 import bisect
+import copy
 import json
 import queue
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.app.ports import GameEntry, NullDispatcher, Ports, no_batch
+from shared.app.ports import GameEntry, NullDispatcher, Ports, TournamentEntry, no_batch
 from shared.store.memory import MemoryEventStore
 
 
@@ -253,6 +254,112 @@ class FixedClock(SystemClock):
         self.t += seconds
 
 
+class MemoryTournaments:
+    """``TournamentStore`` in dicts; a lock makes ``fold`` atomic."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, TournamentEntry] = {}
+        self._order: list[tuple[float, str]] = []
+        self._folded: dict[str, set[int]] = {}
+
+    def create(
+        self, tournament_id: str, plan: Mapping[str, Any], tally: Mapping[str, Any], at: str,
+        epoch: float,
+    ) -> None:  # fmt: skip
+        """See ``TournamentStore.create``."""
+        with self._lock:
+            self._entries[tournament_id] = TournamentEntry(
+                tournament_id=tournament_id,
+                plan=json.loads(json.dumps(plan)),
+                created_at=at,
+                started=False,
+                cancelled=False,
+                tally=json.loads(json.dumps(tally)),
+            )
+            bisect.insort(self._order, (epoch, tournament_id))
+            self._folded[tournament_id] = set()
+
+    def get(self, tournament_id: str) -> TournamentEntry | None:
+        """See ``TournamentStore.get``."""
+        with self._lock:
+            entry = self._entries.get(tournament_id)
+            return copy.deepcopy(entry)
+
+    def list_ids(self, *, offset: int = 0, limit: int = 100) -> list[str]:
+        """See ``TournamentStore.list_ids``."""
+        with self._lock:
+            return [t for _, t in self._order[offset : offset + limit]]
+
+    def _flag(self, tournament_id: str, **flags: bool) -> None:
+        with self._lock:
+            entry = self._entries.get(tournament_id)
+            if entry is not None:
+                self._entries[tournament_id] = TournamentEntry(
+                    tournament_id=entry.tournament_id,
+                    plan=entry.plan,
+                    created_at=entry.created_at,
+                    started=flags.get("started", entry.started),
+                    cancelled=flags.get("cancelled", entry.cancelled),
+                    tally=entry.tally,
+                )
+
+    def mark_started(self, tournament_id: str) -> None:
+        """See ``TournamentStore.mark_started``."""
+        self._flag(tournament_id, started=True)
+
+    def cancel(self, tournament_id: str) -> None:
+        """See ``TournamentStore.cancel``."""
+        self._flag(tournament_id, cancelled=True)
+
+    def cancelled(self, tournament_id: str) -> bool:
+        """See ``TournamentStore.cancelled``."""
+        with self._lock:
+            entry = self._entries.get(tournament_id)
+            return bool(entry and entry.cancelled)
+
+    def folded(self, tournament_id: str, index: int) -> bool:
+        """See ``TournamentStore.folded``."""
+        with self._lock:
+            return index in self._folded.get(tournament_id, set())
+
+    def fold(
+        self, tournament_id: str, index: int, update: Callable[[dict[str, Any]], None]
+    ) -> bool:
+        """See ``TournamentStore.fold``."""
+        with self._lock:
+            done = self._folded.setdefault(tournament_id, set())
+            entry = self._entries.get(tournament_id)
+            if entry is None or index in done:
+                return False
+            update(entry.tally)
+            done.add(index)
+            return True
+
+
+class MemoryRatings:
+    """``RatingBoard`` in dicts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._boards: dict[str, dict[str, Any]] = {}
+        self._rated: set[tuple[str, str]] = set()
+
+    def rate(self, game_type: str, game_id: str, update: Callable[[dict[str, Any]], None]) -> bool:
+        """See ``RatingBoard.rate``."""
+        with self._lock:
+            if (game_type, game_id) in self._rated:
+                return False
+            update(self._boards.setdefault(game_type, {}))
+            self._rated.add((game_type, game_id))
+            return True
+
+    def board(self, game_type: str) -> dict[str, Any]:
+        """See ``RatingBoard.board``."""
+        with self._lock:
+            return copy.deepcopy(self._boards.get(game_type, {}))
+
+
 def utc_iso(moment: datetime) -> str:
     """ISO-8601 UTC with milliseconds and a ``Z``."""
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -268,6 +375,8 @@ def memory_ports(*, dispatcher: Any = None, clock: Any = None, shards: int = 1) 
         notifier=MemoryNotifier(),
         clock=clock or SystemClock(),
         dispatcher=dispatcher or NullDispatcher(),
+        tournaments=MemoryTournaments(),
+        ratings=MemoryRatings(),
         batch=no_batch,
         shards=shards,
     )

@@ -19,7 +19,7 @@ from redis.typing import EncodableT, FieldT
 
 from shared import keys
 from shared.adapters.memory import SystemClock
-from shared.app.ports import BotDispatcher, GameEntry, NullDispatcher, Ports
+from shared.app.ports import BotDispatcher, GameEntry, NullDispatcher, Ports, TournamentEntry
 from shared.store.redis_streams import RedisEventStore
 
 RESULT_TTL = 86_400  # seconds a command's outcome stays readable
@@ -256,6 +256,126 @@ class RedisClock(SystemClock):
         ]
 
 
+class RedisTournaments:
+    """``TournamentStore`` on ``tournament:{id}`` (hash), ``tournament:{id}:folded``
+    (bitmap) and ``tournaments:all``; ``fold`` is an optimistic transaction (WATCH)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._r = client
+
+    def create(
+        self, tournament_id: str, plan: Mapping[str, Any], tally: Mapping[str, Any], at: str,
+        epoch: float,
+    ) -> None:  # fmt: skip
+        """See ``TournamentStore.create``."""
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hset(
+            keys.tournament(tournament_id),
+            mapping={
+                "plan": json.dumps(plan, separators=(",", ":")),
+                "tally": json.dumps(tally, separators=(",", ":")),
+                "created_at": at,
+                "started": "0",
+                "cancelled": "0",
+            },
+        )
+        pipe.zadd(keys.TOURNAMENTS, {tournament_id: epoch})
+        pipe.execute()
+
+    def get(self, tournament_id: str) -> TournamentEntry | None:
+        """See ``TournamentStore.get``."""
+        raw = self._r.hgetall(keys.tournament(tournament_id))
+        if not raw:
+            return None
+        doc = {_text(k): _text(v) for k, v in raw.items()}
+        return TournamentEntry(
+            tournament_id=tournament_id,
+            plan=json.loads(doc["plan"]),
+            created_at=doc.get("created_at", ""),
+            started=doc.get("started") == "1",
+            cancelled=doc.get("cancelled") == "1",
+            tally=json.loads(doc["tally"]),
+        )
+
+    def list_ids(self, *, offset: int = 0, limit: int = 100) -> list[str]:
+        """See ``TournamentStore.list_ids``."""
+        return [_text(t) for t in self._r.zrange(keys.TOURNAMENTS, offset, offset + limit - 1)]
+
+    def mark_started(self, tournament_id: str) -> None:
+        """See ``TournamentStore.mark_started``."""
+        self._r.hset(keys.tournament(tournament_id), "started", "1")
+
+    def cancel(self, tournament_id: str) -> None:
+        """See ``TournamentStore.cancel``."""
+        self._r.hset(keys.tournament(tournament_id), "cancelled", "1")
+
+    def cancelled(self, tournament_id: str) -> bool:
+        """See ``TournamentStore.cancelled``."""
+        return self._r.hget(keys.tournament(tournament_id), "cancelled") == b"1"
+
+    def folded(self, tournament_id: str, index: int) -> bool:
+        """See ``TournamentStore.folded``."""
+        return bool(self._r.getbit(keys.tournament_folded(tournament_id), index))
+
+    def fold(
+        self, tournament_id: str, index: int, update: Callable[[dict[str, Any]], None]
+    ) -> bool:
+        """See ``TournamentStore.fold``."""
+        key, bits = keys.tournament(tournament_id), keys.tournament_folded(tournament_id)
+        with self._r.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key, bits)
+                    raw = pipe.hget(key, "tally")
+                    if raw is None or pipe.getbit(bits, index):
+                        pipe.reset()
+                        return False
+                    tally = json.loads(raw)
+                    update(tally)
+                    pipe.multi()
+                    pipe.hset(key, "tally", json.dumps(tally, separators=(",", ":")))
+                    pipe.setbit(bits, index, 1)
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue  # another game folded meanwhile: read the new tally
+
+
+class RedisRatings:
+    """``RatingBoard`` on ``ratings:{game}`` (hash) and ``ratings:{game}:rated`` (set)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._r = client
+
+    def rate(self, game_type: str, game_id: str, update: Callable[[dict[str, Any]], None]) -> bool:
+        """See ``RatingBoard.rate``."""
+        key, rated = keys.ratings(game_type), keys.rated(game_type)
+        with self._r.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key, rated)
+                    if pipe.sismember(rated, game_id):
+                        pipe.reset()
+                        return False
+                    board = {_text(k): json.loads(v) for k, v in pipe.hgetall(key).items()}
+                    before = json.dumps(board, sort_keys=True)
+                    update(board)
+                    pipe.multi()
+                    if board and json.dumps(board, sort_keys=True) != before:
+                        pipe.hset(key, mapping={k: json.dumps(v) for k, v in board.items()})
+                    pipe.sadd(rated, game_id)
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue
+
+    def board(self, game_type: str) -> dict[str, Any]:
+        """See ``RatingBoard.board``."""
+        return {
+            _text(k): json.loads(v) for k, v in self._r.hgetall(keys.ratings(game_type)).items()
+        }
+
+
 def connect(url: str) -> redis.Redis:
     """A client for the Redis at ``url`` (no connection is made until the first command)."""
     return redis.Redis.from_url(url)
@@ -274,6 +394,8 @@ def redis_ports(
         notifier=RedisNotifier(client, batch),
         clock=RedisClock(client),
         dispatcher=dispatcher or NullDispatcher(),
+        tournaments=RedisTournaments(client),
+        ratings=RedisRatings(client),
         batch=batch,
         shards=shards,
         ping=lambda: bool(client.ping()),

@@ -13,6 +13,7 @@ class InlineDispatcher:
         self.app: App | None = None
         self.moves: list[tuple[str, int, int]] = []
         self.finalized: list[str] = []
+        self.tournaments: list[str] = []
 
     def bind(self, app: App) -> InlineDispatcher:
         """Attach the application the bot turns go through."""
@@ -30,3 +31,16 @@ class InlineDispatcher:
         self.finalized.append(game_id)
         if self.app is not None:
             handlers.finalize_game(self.app, game_id)
+
+    def tournament(self, tournament_id: str) -> None:
+        """Play the whole tournament now, batch by batch as the Celery tasks would."""
+        self.tournaments.append(tournament_id)
+        if self.app is None:
+            return
+        from shared.app import tournaments
+
+        entry = self.app.ports.tournaments.get(tournament_id)
+        if entry is None:
+            return
+        for batch in tournaments.chunks(int(entry.plan["games"])):
+            tournaments.play_games(self.app, tournament_id, batch)

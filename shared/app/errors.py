@@ -24,6 +24,8 @@ class ErrorCode(StrEnum):
     GAME_NOT_FOUND = "game/not_found"
     GAME_STALE_VERSION = "game/stale_version"
     COMMAND_NOT_FOUND = "command/not_found"
+    TOURNAMENT_NOT_FOUND = "tournament/not_found"
+    TOURNAMENT_INVALID = "tournament/invalid"
     AUTH_REQUIRED = "auth/required"
     AUTH_MALFORMED = "auth/malformed"
     AUTH_INVALID_TOKEN = "auth/invalid_token"
@@ -51,6 +53,8 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.GAME_NOT_FOUND: (404, "No such game"),
     ErrorCode.GAME_STALE_VERSION: (409, "The game has moved on"),
     ErrorCode.COMMAND_NOT_FOUND: (404, "No such command"),
+    ErrorCode.TOURNAMENT_NOT_FOUND: (404, "No such tournament"),
+    ErrorCode.TOURNAMENT_INVALID: (422, "The tournament cannot be run as asked"),
     ErrorCode.AUTH_REQUIRED: (401, "Unauthorized"),
     ErrorCode.AUTH_MALFORMED: (401, "Unauthorized"),
     ErrorCode.AUTH_INVALID_TOKEN: (401, "Unauthorized"),

@@ -48,20 +48,26 @@ JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clien
 
 
 def creation_events(
-    game: str, seats: Sequence[Seat], options: Mapping[str, Any], seed: str
+    game: str,
+    seats: Sequence[Seat],
+    options: Mapping[str, Any],
+    seed: str,
+    *,
+    tournament: Mapping[str, Any] | None = None,
 ) -> list[NewEvent]:
-    """``game_created`` and the engine's setup events, drawn with label ``setup``."""
+    """``game_created`` and the engine's setup events, drawn with label ``setup``; a
+    tournament's game names its tournament (``{"id", "index"}``) in ``game_created``."""
     engine = games.get(game)
-    created = NewEvent(
-        type=GAME_CREATED,
-        data={
-            "game": game,
-            "seats": [seat_doc(s) for s in seats],
-            "options": dict(options),
-            "seed_sha256": seed_hash(seed),
-            "rng": RNG_NOTE,
-        },
-    )
+    data: dict[str, Any] = {
+        "game": game,
+        "seats": [seat_doc(s) for s in seats],
+        "options": dict(options),
+        "seed_sha256": seed_hash(seed),
+        "rng": RNG_NOTE,
+    }
+    if tournament is not None:
+        data["tournament"] = dict(tournament)
+    created = NewEvent(type=GAME_CREATED, data=data)
     setup = [engine.event_to_json(e) for e in engine.setup(len(seats), options, Rng(seed, "setup"))]
     return [created, *(NewEvent(type=d["type"], data=d["data"]) for d in setup)]
 
@@ -212,7 +218,7 @@ def decide_command(
         outcome = rejected(cid, exc, cached.version if cached else None)
     outcome["seat"] = message.seat  # only this seat (and auditors) may read it back
     with app.ports.unit(ack):
-        views = _project(app, record) if record is not None else None
+        views = project(app, record) if record is not None else None
         _complete(app, message, outcome, views)
     if record is not None:
         hand_off(app, record, waiting, message.seat)
@@ -335,11 +341,11 @@ def secret_seed(app: App, game_id: str) -> str:
 def publish(app: App, record: GameRecord) -> None:
     """Write every projection, announce the version, and hand off bot and scoring work."""
     with app.ports.unit():
-        _project(app, record)
+        project(app, record)
     hand_off(app, record)
 
 
-def _project(app: App, record: GameRecord) -> list[str]:
+def project(app: App, record: GameRecord) -> list[str]:
     """Write (in the open batch) the projections and the announcement; returns the seat views'
     JSON."""
     seat_views, public = all_views(record)
@@ -467,13 +473,19 @@ def bot_spec(view: Mapping[str, Any], seat: int) -> dict[str, Any]:
 
 
 def finalize_game(app: App, game_id: str) -> str:
-    """Write the game's result once (the first writer wins)."""
-    record = app.load(game_id)
+    """Write the game's result once (the first writer wins) and rate its bots."""
+    return finalize_record(app, app.load(game_id))
+
+
+def finalize_record(app: App, record: GameRecord) -> str:
+    """``finalize_game`` for a record in hand. Both steps are idempotent: the result is
+    written once, and a game is rated once (atomically with marking it rated), so a task run
+    twice, or a crash between the two, leaves each done exactly once."""
     outcome = record.engine.outcome(record.state)
     if outcome is None:
         return "not over"
     app.ports.directory.record_result(
-        game_id,
+        record.id,
         {
             "game": record.game,
             "seats": [dict(s) for s in record.seats],
@@ -481,7 +493,34 @@ def finalize_game(app: App, game_id: str) -> str:
             "version": record.version,
         },
     )
+    rate_bots(app, record, outcome)
     return "ok"
+
+
+def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:
+    """Fold a finished all-bot game into its game type's ratings (``GET /v1/ratings``): each
+    seat's bot spec (``ismcts:iterations=500``) is one rated player; a spec at several seats
+    of one game plays as several players whose updates are averaged. Games with a human seat
+    are not rated. False when not rated (human seats, or rated before)."""
+    seats = record.match.seats
+    if not seats or any(s.bot is None for s in seats):
+        return False
+    labels = [bot_label(s.bot, s.bot_spec) for s in seats]
+    ranks = list(outcome["ranks"])
+
+    def update(board: dict[str, Any]) -> None:
+        from shared.tournaments.standings import rate_labels
+
+        rate_labels(board, labels, ranks)
+
+    return app.ports.ratings.rate(record.game, record.id, update)
+
+
+def bot_label(bot: str | None, spec: Mapping[str, Any] | None) -> str:
+    """A bot spec's rating label, as the CLI spells it: ``ismcts:iterations=500``."""
+    from shared.tournaments.plan import spec_label
+
+    return spec_label({"bot": bot or "random", **(spec or {})})
 
 
 # ---- checks ---------------------------------------------------------------------------------------

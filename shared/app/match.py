@@ -43,6 +43,7 @@ class Match:
     options: Mapping[str, Any]
     seed_sha256: str
     clock: Mapping[str, Any] | None = None
+    tournament: Mapping[str, Any] | None = None  # {"id", "index"} of a tournament's game
 
     @property
     def token_hashes(self) -> tuple[str | None, ...]:
@@ -84,6 +85,7 @@ def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | 
             seats=tuple(_seat(s) for s in data["seats"]),
             options=data["options"],
             seed_sha256=data["seed_sha256"],
+            tournament=data.get("tournament"),
         )
     if match is None:
         return None

@@ -50,6 +50,7 @@ def play(
     keep_envelopes: bool = True,
     max_actions: int = 100_000,
     on_step: Step | None = None,
+    tournament: Mapping[str, Any] | None = None,
 ) -> Played:
     """Play one game to its end. Each seat to act (the first of ``to_act``) moves by
     ``chooser`` when it gives a command, else by its bot (seats without a bot play ``random``).
@@ -57,13 +58,14 @@ def play(
     With ``keep_envelopes`` the sealed, hash-chained log is kept (what tournaments append);
     without it only states are folded (the fast path of benchmarks: same games, no hashing).
     ``on_step(record_before, seat, command, engine_events, state_after)`` sees every move.
+    ``tournament`` (``{"id", "index"}``) is named in ``game_created``.
     """
     engine = games.get(game)
     seats, _tokens = seats_from_specs(seat_specs)
     opts = engine.parse_options(len(seats), dict(options))
     if not keep_envelopes and chooser is None and on_step is None:
         return _fast(engine, game, seats, opts, seed, max_actions)
-    new = creation_events(game, seats, opts, seed)
+    new = creation_events(game, seats, opts, seed, tournament=tournament)
     envs = seal(
         new, after_version=0, prev_hash=GENESIS_HASH, command_id="create", seat=None, at=clock()
     )

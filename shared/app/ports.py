@@ -154,6 +154,74 @@ class Clock(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TournamentEntry:
+    """A stored tournament: its plan (JSON, with the secret seed), state flags and tally."""
+
+    tournament_id: str
+    plan: Mapping[str, Any]
+    created_at: str
+    started: bool
+    cancelled: bool
+    tally: dict[str, Any]
+
+
+class TournamentStore(Protocol):
+    """Tournaments: the plan, whether it runs or was cancelled, and standings folded once per
+    game (``fold`` is idempotent per game index)."""
+
+    def create(
+        self, tournament_id: str, plan: Mapping[str, Any], tally: Mapping[str, Any], at: str,
+        epoch: float,
+    ) -> None:  # fmt: skip
+        """Store a new tournament and list it."""
+        ...
+
+    def get(self, tournament_id: str) -> TournamentEntry | None:
+        """The tournament, or None."""
+        ...
+
+    def list_ids(self, *, offset: int = 0, limit: int = 100) -> list[str]:
+        """Tournament ids, oldest first."""
+        ...
+
+    def mark_started(self, tournament_id: str) -> None:
+        """Record that its first game started."""
+        ...
+
+    def cancel(self, tournament_id: str) -> None:
+        """Stop it: games not yet started are dropped."""
+        ...
+
+    def cancelled(self, tournament_id: str) -> bool:
+        """Whether it was cancelled."""
+        ...
+
+    def folded(self, tournament_id: str, index: int) -> bool:
+        """Whether game ``index`` is in the standings already."""
+        ...
+
+    def fold(
+        self, tournament_id: str, index: int, update: Callable[[dict[str, Any]], None]
+    ) -> bool:
+        """Apply ``update`` to the tally once for game ``index`` (atomically with marking it
+        folded); False when it was folded before."""
+        ...
+
+
+class RatingBoard(Protocol):
+    """Ratings of bot specs per game type over every finished all-bot game."""
+
+    def rate(self, game_type: str, game_id: str, update: Callable[[dict[str, Any]], None]) -> bool:
+        """Apply ``update`` to the game type's board once per game (atomically with marking
+        the game rated); False when the game was rated before."""
+        ...
+
+    def board(self, game_type: str) -> dict[str, Any]:
+        """label -> ``{"mu", "sigma", "games"}``."""
+        ...
+
+
 class BotDispatcher(Protocol):
     """Where the application hands work it does not do itself."""
 
@@ -166,6 +234,10 @@ class BotDispatcher(Protocol):
         """Post-game scoring for a finished game."""
         ...
 
+    def tournament(self, tournament_id: str) -> None:
+        """Start playing a tournament's games."""
+        ...
+
 
 class NullDispatcher:
     """Drops bot and scoring work (for tools that drive every seat themselves)."""
@@ -174,6 +246,9 @@ class NullDispatcher:
         """Ignore."""
 
     def finalize(self, game_id: str) -> None:
+        """Ignore."""
+
+    def tournament(self, tournament_id: str) -> None:
         """Ignore."""
 
 
@@ -188,6 +263,8 @@ class Ports:
     notifier: Notifier
     clock: Clock
     dispatcher: BotDispatcher
+    tournaments: TournamentStore
+    ratings: RatingBoard
     batch: Callable[[Callable[[Any], None] | None], AbstractContextManager[None]]
     shards: int = 1
     ping: Callable[[], bool] = lambda: True

@@ -1,0 +1,118 @@
+"""The tournament and rating endpoints (organizers and auditors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+from flask.views import MethodView
+
+from services.gateway import auth
+from services.gateway import tournament_schemas as schemas
+from services.gateway.problems import Problem
+from services.gateway.routes import SECURITY, GamesBlueprint, _read, application
+from shared.app import tournaments
+from shared.app.queries import Keys
+
+blp = GamesBlueprint(
+    "tournaments", __name__, description="Tournaments of bot games, standings and ratings"
+)
+
+
+def _keys() -> Keys:
+    settings = current_app.config["SETTINGS"]
+    return Keys(organizers=settings.organizer_keys, auditors=settings.auditor_keys)
+
+
+def _require(*, auditors: bool) -> None:
+    """403 unless the caller holds an organizer key (or an auditor key, when ``auditors``)."""
+    token = auth.bearer()
+    keys = _keys()
+    if keys.is_organizer(token) or (auditors and keys.is_auditor(token)):
+        return
+    who = "an organizer or auditor key" if auditors else "an organizer key"
+    raise Problem(403, "auth/organizer_required", f"this needs {who}", title="Forbidden")
+
+
+@blp.route("/v1/tournaments")
+class Tournaments(MethodView):
+    """Starting and listing tournaments."""
+
+    @blp.arguments(schemas.CreateTournamentSchema())
+    @blp.response(201, schemas.TournamentCreatedSchema)
+    @blp.doc(security=SECURITY)
+    def post(self, body: dict[str, Any]) -> Any:
+        """Start a tournament of bot games (organizer key). 422 names the field at fault: an
+        unknown bot, too few entrants for `players`, too many games, or a game count the
+        format cannot divide (the answer says which counts it can)."""
+        _require(auditors=False)
+        settings = current_app.config["SETTINGS"]
+        tid, plan = _read(
+            tournaments.create_tournament,
+            application(),
+            body,
+            max_games=settings.max_tournament_games,
+        )
+        location = f"/v1/tournaments/{tid}"
+        return (
+            {
+                "id": tid,
+                "status": "queued",
+                "progress": {"done": 0, "total": plan.games},
+                "location": location,
+            },
+            201,
+            {"Location": location},
+        )
+
+    @blp.arguments(schemas.TournamentQuerySchema(), location="query")
+    @blp.response(200, schemas.TournamentListSchema)
+    @blp.doc(security=SECURITY)
+    def get(self, query: dict[str, Any]) -> Any:
+        """Every tournament, oldest first (organizer or auditor key)."""
+        _require(auditors=True)
+        return {
+            "tournaments": tournaments.list_tournaments(
+                application(), offset=query["offset"], limit=query["limit"]
+            )
+        }
+
+
+@blp.route("/v1/tournaments/<tournament_id>")
+class Tournament(MethodView):
+    """One tournament."""
+
+    @blp.arguments(schemas.TournamentQuerySchema(), location="query")
+    @blp.response(200, schemas.TournamentSchema)
+    @blp.doc(security=SECURITY)
+    def get(self, query: dict[str, Any], tournament_id: str) -> Any:
+        """Status, progress, standings with 95% intervals, ratings, the head-to-head matrix
+        and a page of its games (`offset`, `limit`); organizer or auditor key."""
+        _require(auditors=True)
+        return _read(
+            tournaments.tournament_doc,
+            application(),
+            tournament_id,
+            offset=query["offset"],
+            limit=query["limit"],
+        )
+
+    @blp.response(200, schemas.TournamentSchema)
+    @blp.doc(security=SECURITY)
+    def delete(self, tournament_id: str) -> Any:
+        """Cancel (organizer key): games not yet started are dropped; the standings cover the
+        finished ones. A finished tournament stays finished."""
+        _require(auditors=False)
+        return _read(tournaments.cancel_tournament, application(), tournament_id)
+
+
+@blp.route("/v1/ratings")
+class Ratings(MethodView):
+    """Leaderboards of bots."""
+
+    @blp.arguments(schemas.RatingsQuerySchema(), location="query")
+    @blp.response(200, schemas.RatingsSchema)
+    def get(self, query: dict[str, Any]) -> Any:
+        """Bot specs of one game type rated (openskill Plackett-Luce) over every finished
+        all-bot game, live and tournament; best ordinal (mu - 3 sigma) first."""
+        return _read(tournaments.ratings_doc, application(), query["game"])

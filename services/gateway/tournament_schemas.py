@@ -1,0 +1,140 @@
+"""Marshmallow schemas of the tournament and rating endpoints (and their OpenAPI document)."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import validate
+
+from services.gateway.schemas import StrictSchema
+from shared import games
+from shared.app import bots
+from shared.tournaments.plan import DEFAULT_MAX_GAMES, FORMATS, MAX_ENTRANTS, MAX_NAME
+
+
+class EntrantSchema(StrictSchema):
+    """One entrant: a bot seat spec, with an optional display name."""
+
+    name = ma.fields.String(validate=validate.Length(min=1, max=MAX_NAME))
+    bot = ma.fields.String(required=True, validate=validate.OneOf(bots.names()))
+    budget_ms = ma.fields.Integer(metadata={"description": "ismcts only (10-10000 ms a move)"})
+    iterations = ma.fields.Integer(
+        metadata={"description": "ismcts only, instead of budget_ms (1-100000)"}
+    )
+
+    @ma.validates_schema
+    def _spec(self, data: dict, **_: object) -> None:
+        try:
+            bots.parse_spec(data)
+        except bots.BotSpecError as exc:
+            raise ma.ValidationError({exc.field: [exc.message]}) from None
+
+
+class CreateTournamentSchema(StrictSchema):
+    """Body of ``POST /v1/tournaments``."""
+
+    game = ma.fields.String(required=True, validate=validate.OneOf(games.names()))
+    entrants = ma.fields.List(
+        ma.fields.Nested(EntrantSchema),
+        required=True,
+        validate=validate.Length(min=1, max=MAX_ENTRANTS),
+    )
+    players = ma.fields.Integer(
+        metadata={
+            "description": "seats a game (the game's own limits; default: as many as "
+            "entrants, within them)"
+        }  # fmt: skip
+    )
+    games = ma.fields.Integer(
+        required=True,
+        metadata={
+            "description": "games to play: whole cycles of C(entrants, players) * players "
+            f"(every group in each seating); at most TABLETOP_MAX_TOURNAMENT_GAMES "
+            f"(default {DEFAULT_MAX_GAMES})"
+        },
+    )
+    format = ma.fields.String(
+        load_default="round_robin",
+        validate=validate.OneOf(FORMATS),
+        metadata={
+            "description": "round_robin: each game its own deal; duplicate: the seatings of a "
+            "group share one deal, so the luck of the cards cancels"
+        },
+    )
+    seed = ma.fields.String(
+        validate=validate.Length(min=1, max=256),
+        metadata={"description": "every game's seed derives from it (default: random)"},
+    )
+    options = ma.fields.Dict(metadata={"description": "the game's options (no deal)"})
+
+
+class TournamentCreatedSchema(ma.Schema):
+    """Answer of ``POST /v1/tournaments``."""
+
+    id = ma.fields.String()
+    status = ma.fields.String()
+    progress = ma.fields.Dict()
+    location = ma.fields.String()
+
+
+class TournamentQuerySchema(StrictSchema):
+    """Paging of a tournament's game list."""
+
+    offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+
+
+class TournamentSchema(ma.Schema):
+    """A tournament with its standings."""
+
+    id = ma.fields.String()
+    game = ma.fields.String()
+    format = ma.fields.String()
+    players = ma.fields.Integer()
+    status = ma.fields.String(metadata={"enum": ["queued", "running", "finished", "cancelled"]})
+    progress = ma.fields.Dict(metadata={"description": '{"done", "total"}'})
+    standings = ma.fields.List(
+        ma.fields.Dict(),
+        metadata={
+            "description": "per entrant, best win rate first: entrant, name, spec, games, wins "
+            "(a win shared by k counts 1/k), win_rate, win_rate_ci [low, high] (95% Wilson), "
+            "mean_score, mean_score_ci (95%, normal), mean_rank"
+        },
+    )
+    ratings = ma.fields.List(
+        ma.fields.Dict(),
+        metadata={"description": "openskill Plackett-Luce per entrant: mu, sigma, ordinal"},
+    )
+    head_to_head = ma.fields.Dict(
+        allow_none=True,
+        metadata={
+            "description": "two-seat games: names, and matrix[a][b] = {games, ahead, rate, "
+            "rate_ci}: how often a finished ahead of b (ties half)"
+        },
+    )
+    pairwise = ma.fields.Dict(metadata={"description": "the same matrix for any seat count"})
+    games = ma.fields.Dict(metadata={"description": "a page of {index, id, seats, deal, finished}"})
+    entrants = ma.fields.List(ma.fields.Dict())
+    options = ma.fields.Dict()
+    created_at = ma.fields.String()
+    draws = ma.fields.Integer()
+
+
+class TournamentListSchema(ma.Schema):
+    """``GET /v1/tournaments``."""
+
+    tournaments = ma.fields.List(ma.fields.Dict())
+
+
+class RatingsQuerySchema(StrictSchema):
+    """``GET /v1/ratings?game=``."""
+
+    game = ma.fields.String(required=True, validate=validate.OneOf(games.names()))
+
+
+class RatingsSchema(ma.Schema):
+    """A leaderboard of bot specs over every finished all-bot game of one type."""
+
+    game = ma.fields.String()
+    ratings = ma.fields.List(
+        ma.fields.Dict(), metadata={"description": "bot, mu, sigma, ordinal, games"}
+    )

@@ -1,0 +1,238 @@
+"""Tournament handlers: create one, play its games (the Celery tasks call these), read its
+standings, cancel it.
+
+A tournament game is a normal game. The task plays it whole, in process, through the one
+play-out driver with the service's randomness labels, then appends its sealed, hash-chained log
+(commands recorded) in one append, writes its projections and result, rates it and folds it
+into the standings. Its id is derived from the tournament and the game's index and its seed from
+the tournament's seed, so a task run twice (a redelivery, a killed worker) finds the game
+stored, or stores the same game, and folds it at most once.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from shared import games
+from shared.app import handlers, playout
+from shared.app.context import App
+from shared.app.errors import AppError, ErrorCode
+from shared.app.messages import shard_of
+from shared.app.ports import GameEntry, TournamentEntry
+from shared.record import GameRecord, fold
+from shared.store import DuplicateCommand, StaleVersion
+from shared.tournaments import standings
+from shared.tournaments.plan import Plan, PlanError, game_id, parse, spec_label
+
+CHUNK = 8  # games per Celery task: fewer broker round trips, each game still stored alone
+QUEUED, RUNNING, FINISHED, CANCELLED = "queued", "running", "finished", "cancelled"
+
+
+def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> tuple[str, Plan]:
+    """Check and store a tournament, and hand its games to the dispatcher. AppError (422)
+    names the fields at fault."""
+    try:
+        plan = parse(body, max_games=max_games)
+    except PlanError as exc:
+        raise AppError(ErrorCode.TOURNAMENT_INVALID, exc.detail, errors=exc.errors) from None
+    tournament_id = "t" + secrets.token_hex(6)
+    p = app.ports
+    p.tournaments.create(
+        tournament_id,
+        plan.to_doc(),
+        standings.empty(len(plan.entrants)),
+        p.clock.now(),
+        p.clock.epoch(),
+    )
+    p.dispatcher.tournament(tournament_id)
+    return tournament_id, plan
+
+
+def chunks(total: int, size: int = CHUNK) -> list[list[int]]:
+    """Game indexes in the tasks' batches."""
+    return [list(range(i, min(i + size, total))) for i in range(0, total, size)]
+
+
+def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
+    """Play (or find stored) and fold each game of ``indexes`` not folded yet; stops at a
+    cancel. Returns how many games this call folded."""
+    p = app.ports
+    entry = p.tournaments.get(tournament_id)
+    if entry is None:
+        return 0
+    plan = Plan.from_doc(entry.plan)
+    if not entry.started:
+        p.tournaments.mark_started(tournament_id)
+    folded = 0
+    for index in indexes:
+        if p.tournaments.cancelled(tournament_id):
+            break
+        if p.tournaments.folded(tournament_id, index):
+            continue
+        folded += play_game(app, tournament_id, plan, index)
+    return folded
+
+
+def play_game(app: App, tournament_id: str, plan: Plan, index: int) -> bool:
+    """Store game ``index`` (unless it is stored already), score it, and fold it into the
+    standings; False when it was folded before."""
+    record = store_game(app, tournament_id, plan, index)
+    with app.ports.unit():
+        handlers.project(app, record)
+    handlers.finalize_record(app, record)
+    outcome = record.engine.outcome(record.state)
+    assert outcome is not None, "a tournament game is stored finished"
+    seating = plan.seating(index)
+    return app.ports.tournaments.fold(
+        tournament_id, index, lambda tally: standings.fold(tally, seating, outcome)
+    )
+
+
+def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameRecord:
+    """Game ``index`` as stored: played and appended now, or read back when a run before
+    (or a racing one) stored it."""
+    p = app.ports
+    gid = game_id(tournament_id, index)
+    if p.store.head(gid)[0] > 0:
+        return fold(gid, p.store.read(gid))
+    seed = plan.game_seed(index)
+    played = playout.play(
+        plan.game,
+        plan.seat_specs(index),
+        plan.options,
+        seed,
+        clock=p.clock.now,
+        tournament={"id": tournament_id, "index": index},
+    )
+    envs = played.envelopes
+    # The directory first, as for a live game: a game whose events exist has its seed.
+    p.directory.register(
+        GameEntry(
+            game_id=gid,
+            game=plan.game,
+            seed=seed,
+            shard=shard_of(gid, p.shards),
+            created_at=envs[0].at,
+            token_hashes=tuple(None for _ in range(plan.players)),
+        ),
+        p.clock.epoch(),
+    )
+    try:
+        p.store.append(gid, envs, expected_version=0, command_id="create")
+    except (StaleVersion, DuplicateCommand):
+        return fold(gid, p.store.read(gid))  # a racing run stored it first: that one counts
+    return replace(played.record, id=gid)
+
+
+def status_of(entry: TournamentEntry) -> str:
+    """``queued``, ``running``, ``finished`` or ``cancelled``."""
+    total = int(entry.plan["games"])
+    if entry.tally["done"] >= total:
+        return FINISHED
+    if entry.cancelled:
+        return CANCELLED
+    return RUNNING if entry.started else QUEUED
+
+
+def tournament_doc(
+    app: App, tournament_id: str, *, offset: int = 0, limit: int = 100
+) -> dict[str, Any]:
+    """What ``GET /v1/tournaments/{id}`` answers; AppError 404 for an unknown id."""
+    entry = app.ports.tournaments.get(tournament_id)
+    if entry is None:
+        raise AppError(ErrorCode.TOURNAMENT_NOT_FOUND, f"no tournament {tournament_id}")
+    plan = Plan.from_doc(entry.plan)
+    total = plan.games
+    entrants = [{"name": e.name, **e.spec} for e in plan.entrants]
+    rendered = standings.render(entry.tally, entrants)
+    offset = max(0, offset)
+    limit = max(1, min(limit, 1000))
+    page = range(offset, min(total, offset + limit))
+    listed = [
+        {
+            "index": i,
+            "id": game_id(tournament_id, i),
+            "seats": [plan.entrants[e].name for e in plan.seating(i)],
+            "deal": plan.deal(i),
+            "finished": app.ports.tournaments.folded(tournament_id, i),
+        }
+        for i in page
+    ]
+    head_to_head = rendered["head_to_head"] if plan.players == 2 else None
+    return {
+        "id": tournament_id,
+        "game": plan.game,
+        "format": plan.format,
+        "players": plan.players,
+        "options": dict(plan.options),
+        "entrants": [
+            {"entrant": i, "name": e.name, "spec": dict(e.spec), "label": spec_label(e.spec)}
+            for i, e in enumerate(plan.entrants)
+        ],
+        "created_at": entry.created_at,
+        "status": status_of(entry),
+        "progress": {"done": entry.tally["done"], "total": total},
+        "standings": rendered["standings"],
+        "ratings": rendered["ratings"],
+        "head_to_head": head_to_head,
+        "pairwise": rendered["head_to_head"],
+        "draws": rendered["draws"],
+        "games": {"offset": offset, "limit": limit, "total": total, "items": listed},
+    }
+
+
+def list_tournaments(app: App, *, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+    """Summaries (id, game, format, status, progress), oldest first."""
+    out = []
+    for tid in app.ports.tournaments.list_ids(offset=offset, limit=limit):
+        entry = app.ports.tournaments.get(tid)
+        if entry is None:
+            continue
+        out.append(
+            {
+                "id": tid,
+                "game": entry.plan["game"],
+                "format": entry.plan["format"],
+                "entrants": [e.get("name") for e in entry.plan["entrants"]],
+                "created_at": entry.created_at,
+                "status": status_of(entry),
+                "progress": {"done": entry.tally["done"], "total": int(entry.plan["games"])},
+            }
+        )
+    return out
+
+
+def cancel_tournament(app: App, tournament_id: str) -> dict[str, Any]:
+    """Cancel (a finished tournament stays finished); answers the tournament's document."""
+    entry = app.ports.tournaments.get(tournament_id)
+    if entry is None:
+        raise AppError(ErrorCode.TOURNAMENT_NOT_FOUND, f"no tournament {tournament_id}")
+    if status_of(entry) != FINISHED:
+        app.ports.tournaments.cancel(tournament_id)
+    return tournament_doc(app, tournament_id, limit=1)
+
+
+def ratings_doc(app: App, game: str) -> dict[str, Any]:
+    """``GET /v1/ratings?game=``: the game type's bot specs, best ordinal first."""
+    if game not in games.names():
+        raise AppError(
+            ErrorCode.REQUEST_INVALID,
+            f"unknown game {game!r}",
+            errors={"game": [f"one of {', '.join(games.names())}"]},
+        )
+    board = app.ports.ratings.board(game)
+    rows = [
+        {
+            "bot": label,
+            "mu": r["mu"],
+            "sigma": r["sigma"],
+            "ordinal": standings.ordinal(r["mu"], r["sigma"]),
+            "games": r["games"],
+        }
+        for label, r in board.items()
+    ]
+    rows.sort(key=lambda r: (-r["ordinal"], r["bot"]))
+    return {"game": game, "ratings": rows}

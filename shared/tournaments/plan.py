@@ -1,0 +1,261 @@
+"""A tournament's plan: who plays which seat of which game with which seed, from the request
+alone, so that any task (or an auditor) can work out game ``i`` without a stored schedule.
+
+Formats, for ``E`` entrants and ``k`` seats a game (``groups`` = every ``k``-subset of the
+entrants in a fixed order, ``C(E, k)`` of them):
+
+* ``round_robin``: one *cycle* plays every group once in each of its ``k`` cyclic seatings, so
+  each group meets equally often and each of its entrants sits in each seat equally often; a
+  game has its own deal. Two entrants in Fox: seats alternate.
+* ``duplicate``: the same games, but the ``k`` seatings of a group share one deal (one derived
+  seed), so the luck of the cards falls on every entrant alike.
+
+``games`` must be a whole number of cycles (``C(E, k) * k`` games); otherwise the request is
+refused with the nearest counts that work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from shared import games
+from shared.app import bots
+from shared.games.errors import GameError
+
+FORMATS = ("round_robin", "duplicate")
+DEFAULT_MAX_GAMES = 10_000
+MAX_ENTRANTS = 32
+MAX_NAME = 64
+
+
+class PlanError(ValueError):
+    """A tournament request that cannot be planned; ``errors`` maps fields to reasons."""
+
+    def __init__(self, detail: str, errors: Mapping[str, str]) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = dict(errors)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entrant:
+    """One competitor: a display name and a bot seat spec (``{"bot", settings...}``)."""
+
+    name: str
+    spec: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        """The spec in the CLI's spelling, e.g. ``ismcts:iterations=500``."""
+        return spec_label(self.spec)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """A checked tournament request."""
+
+    game: str
+    entrants: tuple[Entrant, ...]
+    players: int
+    games: int
+    format: str
+    seed: str
+    options: Mapping[str, Any]
+
+    @property
+    def groups(self) -> tuple[tuple[int, ...], ...]:
+        """Every ``players``-subset of entrant indexes, in lexicographic order."""
+        return tuple(combinations(range(len(self.entrants)), self.players))
+
+    @property
+    def cycle(self) -> int:
+        """Games in one cycle: every group in each of its seatings."""
+        return cycle_length(len(self.entrants), self.players)
+
+    def seating(self, index: int) -> tuple[int, ...]:
+        """Entrant index at each seat of game ``index``."""
+        group, shift = self._slot(index)
+        members = self.groups[group]
+        k = self.players
+        return tuple(members[(s - shift) % k] for s in range(k))
+
+    def deal(self, index: int) -> int:
+        """The deal game ``index`` plays: its own in ``round_robin``; shared by the seatings
+        of one group's cycle in ``duplicate``."""
+        return index if self.format == "round_robin" else index // self.players
+
+    def game_seed(self, index: int) -> str:
+        """The secret seed of game ``index``: HMAC-SHA256 of the tournament's seed over its
+        deal, so games can be re-derived (and audited) from the tournament's seed alone."""
+        label = f"tournament-deal:{self.deal(index)}".encode()
+        return hmac.new(self.seed.encode(), label, hashlib.sha256).hexdigest()
+
+    def seat_specs(self, index: int) -> list[dict[str, Any]]:
+        """Creation seat specs of game ``index`` (name and bot spec per seat)."""
+        return [
+            {"name": self.entrants[e].name, **self.entrants[e].spec} for e in self.seating(index)
+        ]
+
+    def _slot(self, index: int) -> tuple[int, int]:
+        if not 0 <= index < self.games:
+            raise IndexError(index)
+        within = index % self.cycle
+        return within // self.players, within % self.players
+
+    def to_doc(self) -> dict[str, Any]:
+        """The plan as stored (JSON); ``from_doc`` reads it back."""
+        return {
+            "game": self.game,
+            "entrants": [{"name": e.name, **e.spec} for e in self.entrants],
+            "players": self.players,
+            "games": self.games,
+            "format": self.format,
+            "seed": self.seed,
+            "options": dict(self.options),
+        }
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> Plan:
+        """A stored plan (already checked when it was made)."""
+        return cls(
+            game=doc["game"],
+            entrants=tuple(_entrant(e) for e in doc["entrants"]),
+            players=int(doc["players"]),
+            games=int(doc["games"]),
+            format=doc["format"],
+            seed=doc["seed"],
+            options=doc.get("options") or {},
+        )
+
+
+def cycle_length(entrants: int, players: int) -> int:
+    """Games in one cycle of either format."""
+    return math.comb(entrants, players) * players
+
+
+def spec_label(spec: Mapping[str, Any]) -> str:
+    """A bot spec in the CLI's spelling: ``bot`` or ``bot:key=value[:key=value]`` (sorted)."""
+    settings = sorted((k, v) for k, v in spec.items() if k not in ("bot", "name"))
+    return ":".join([str(spec["bot"]), *(f"{k}={v}" for k, v in settings)])
+
+
+def _entrant(doc: Mapping[str, Any]) -> Entrant:
+    spec = {k: v for k, v in doc.items() if k != "name"}
+    return Entrant(name=str(doc.get("name") or spec_label(spec)), spec=spec)
+
+
+def parse(body: Mapping[str, Any], *, max_games: int = DEFAULT_MAX_GAMES) -> Plan:
+    """The plan of a ``POST /v1/tournaments`` body; PlanError names every field at fault."""
+    game = body.get("game")
+    if game not in games.names():
+        raise PlanError("unknown game", {"game": f"one of {', '.join(games.names())}"})
+    engine = games.get(str(game))
+    raw = body.get("entrants")
+    if not isinstance(raw, list) or not raw:
+        raise PlanError("entrants must be a non-empty list", {"entrants": "a list of bot specs"})
+    if len(raw) > MAX_ENTRANTS:
+        raise PlanError("too many entrants", {"entrants": f"at most {MAX_ENTRANTS}"})
+    errors: dict[str, str] = {}
+    entrants: list[Entrant] = []
+    for i, doc in enumerate(raw):
+        if not isinstance(doc, Mapping):
+            errors[f"entrants[{i}]"] = 'an object like {"bot": "random"}'
+            continue
+        name = doc.get("name")
+        if name is not None and (not isinstance(name, str) or not 0 < len(name) <= MAX_NAME):
+            errors[f"entrants[{i}].name"] = f"a string of 1 to {MAX_NAME} characters"
+            continue
+        try:
+            settings = bots.parse_spec(doc)
+        except bots.BotSpecError as exc:
+            errors[f"entrants[{i}].{exc.field}"] = exc.message
+            continue
+        spec = {"bot": str(doc["bot"]), **settings}
+        entrants.append(Entrant(name=name or spec_label(spec), spec=spec))
+    if errors:
+        raise PlanError("some entrants are not valid bot specs", errors)
+    names = [e.name for e in entrants]
+    if len(set(names)) != len(names):
+        entrants = _unique_names(entrants)
+    players = body.get("players", min(max(len(entrants), engine.MIN_SEATS), engine.MAX_SEATS))
+    if isinstance(players, bool) or not isinstance(players, int):
+        raise PlanError("players must be an integer", {"players": "an integer"})
+    if not engine.MIN_SEATS <= players <= engine.MAX_SEATS:
+        raise PlanError(
+            f"{game} seats {engine.MIN_SEATS} to {engine.MAX_SEATS} players",
+            {"players": f"from {engine.MIN_SEATS} to {engine.MAX_SEATS}"},
+        )
+    if len(entrants) < players:
+        raise PlanError(
+            f"{players} seats a game need at least {players} entrants, got {len(entrants)}",
+            {"entrants": f"at least {players} (one per seat)"},
+        )
+    fmt = body.get("format", "round_robin")
+    if fmt not in FORMATS:
+        raise PlanError("unknown format", {"format": f"one of {', '.join(FORMATS)}"})
+    count = body.get("games")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise PlanError("games must be a positive integer", {"games": "a positive integer"})
+    if count > max_games:
+        raise PlanError(
+            f"at most {max_games} games a tournament", {"games": f"at most {max_games}"}
+        )
+    unit = cycle_length(len(entrants), players)
+    if count % unit:
+        lower = count // unit * unit
+        counts = [n for n in (lower, lower + unit) if 0 < n <= max_games]
+        suggestion = " or ".join(str(n) for n in counts) or "none under the cap"
+        raise PlanError(
+            f"{fmt} with {len(entrants)} entrants and {players} seats plays whole cycles of "
+            f"{unit} games (every group of {players} in each seating); try {suggestion}",
+            {"games": f"a multiple of {unit}"},
+        )
+    seed = body.get("seed")
+    if seed is None:
+        seed = secrets.token_hex(32)
+    if not isinstance(seed, str) or not 0 < len(seed) <= 256:
+        raise PlanError("seed must be a string", {"seed": "a string of 1 to 256 characters"})
+    options = body.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise PlanError("options must be an object", {"options": "an object"})
+    if "deal" in options:
+        raise PlanError("a tournament deals its own games", {"options.deal": "not allowed"})
+    try:
+        parsed = engine.parse_options(players, dict(options))
+    except GameError as exc:
+        fields: dict[str, Any] = dict(exc.errors) if exc.errors else {"": str(exc)}
+        raise PlanError(
+            str(exc), {f"options.{k}" if k else "options": str(v) for k, v in fields.items()}
+        ) from None
+    return Plan(
+        game=str(game),
+        entrants=tuple(entrants),
+        players=players,
+        games=count,
+        format=str(fmt),
+        seed=seed,
+        options=parsed,
+    )
+
+
+def _unique_names(entrants: Sequence[Entrant]) -> list[Entrant]:
+    """Entrants with repeated names told apart by ``#2``, ``#3``... (first keeps its name)."""
+    seen: dict[str, int] = {}
+    out = []
+    for e in entrants:
+        seen[e.name] = seen.get(e.name, 0) + 1
+        name = e.name if seen[e.name] == 1 else f"{e.name} #{seen[e.name]}"
+        out.append(Entrant(name=name, spec=e.spec))
+    return out
+
+
+def game_id(tournament_id: str, index: int) -> str:
+    """The id of game ``index``: derived, so a task run twice targets the same game."""
+    return f"{tournament_id}-{index:05d}"

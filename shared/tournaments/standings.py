@@ -1,0 +1,175 @@
+"""Standings folded game by game: a small JSON document per tournament (``Tally``), updated
+once per finished game whatever the tournament's size, and rendered with 95% intervals and
+openskill ratings (Plackett-Luce) for ``GET /v1/tournaments/{id}`` and the CLI.
+
+The tally keeps sums, not games: per entrant the games, wins (a win shared by ``k`` seats
+counts ``1/k``), the sum and sum of squares of its scores, the sum of its ranks and its
+rating; per ordered pair of entrants the games they met in and how often the first finished
+ahead (a tie counts half). Ratings are updated in the order games are folded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+Z95 = 1.959963984540054
+
+_MODEL = PlackettLuce()
+
+
+def empty(entrants: int) -> dict[str, Any]:
+    """The tally before any game."""
+    start = _MODEL.rating()
+    return {
+        "done": 0,
+        "draws": 0,
+        "entrants": [
+            {
+                "games": 0,
+                "wins": 0.0,
+                "score_sum": 0.0,
+                "score_sq": 0.0,
+                "rank_sum": 0,
+                "mu": start.mu,
+                "sigma": start.sigma,
+            }
+            for _ in range(entrants)
+        ],
+        "met": [[0] * entrants for _ in range(entrants)],
+        "ahead": [[0.0] * entrants for _ in range(entrants)],
+    }
+
+
+def fold(tally: dict[str, Any], seating: Sequence[int], outcome: Mapping[str, Any]) -> None:
+    """Add one finished game to ``tally`` (in place): ``seating[s]`` is the entrant at seat
+    ``s``; ``outcome`` is the engine's (``scores``, ``winners``, ``ranks``)."""
+    scores, winners, ranks = outcome["scores"], outcome["winners"], outcome["ranks"]
+    rows = tally["entrants"]
+    for seat, e in enumerate(seating):
+        row = rows[e]
+        row["games"] += 1
+        if seat in winners:
+            row["wins"] += 1 / len(winners)
+        row["score_sum"] += scores[seat]
+        row["score_sq"] += scores[seat] * scores[seat]
+        row["rank_sum"] += ranks[seat]
+    met, ahead = tally["met"], tally["ahead"]
+    for s, a in enumerate(seating):
+        for t, b in enumerate(seating):
+            if s != t:
+                met[a][b] += 1
+                ahead[a][b] += 1.0 if ranks[s] < ranks[t] else 0.5 if ranks[s] == ranks[t] else 0.0
+    teams = [[_MODEL.rating(mu=rows[e]["mu"], sigma=rows[e]["sigma"])] for e in seating]
+    rated = _MODEL.rate(teams, ranks=list(ranks))
+    for (rating,), e in zip(rated, seating, strict=True):
+        rows[e]["mu"], rows[e]["sigma"] = rating.mu, rating.sigma
+    tally["done"] += 1
+    tally["draws"] += int(bool(outcome.get("draw")))
+
+
+def wilson(wins: float, games: int, z: float = Z95) -> tuple[float, float]:
+    """The 95% Wilson score interval of a win rate (shared wins count as fractions)."""
+    if games == 0:
+        return 0.0, 1.0
+    p = wins / games
+    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(total: float, squares: float, n: int, z: float = Z95) -> list[float] | None:
+    """The normal 95% interval of a mean from its sum and sum of squares (None below 2)."""
+    if n < 2:
+        return None
+    mean = total / n
+    variance = max(0.0, (squares - n * mean * mean) / (n - 1))
+    half = z * math.sqrt(variance / n)
+    return [mean - half, mean + half]
+
+
+def ordinal(mu: float, sigma: float) -> float:
+    """openskill's conservative rating: ``mu - 3 sigma``."""
+    return mu - 3 * sigma
+
+
+def render(tally: Mapping[str, Any], entrants: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``standings`` (best win rate first), ``ratings`` (best ordinal first) and
+    ``head_to_head`` for the tally; ``entrants`` are ``{"name", "bot"...}`` in entrant order."""
+    standings = []
+    ratings = []
+    for i, (row, who) in enumerate(zip(tally["entrants"], entrants, strict=True)):
+        n = row["games"]
+        low, high = wilson(row["wins"], n)
+        standings.append(
+            {
+                "entrant": i,
+                "name": who["name"],
+                "spec": {k: v for k, v in who.items() if k != "name"},
+                "games": n,
+                "wins": round(row["wins"], 6),
+                "win_rate": row["wins"] / n if n else None,
+                "win_rate_ci": [low, high] if n else None,
+                "mean_score": row["score_sum"] / n if n else None,
+                "mean_score_ci": mean_interval(row["score_sum"], row["score_sq"], n),
+                "mean_rank": row["rank_sum"] / n if n else None,
+            }
+        )
+        ratings.append(
+            {
+                "entrant": i,
+                "name": who["name"],
+                "mu": row["mu"],
+                "sigma": row["sigma"],
+                "ordinal": ordinal(row["mu"], row["sigma"]),
+            }
+        )
+    standings.sort(key=lambda r: (-(r["win_rate"] or 0.0), r["entrant"]))
+    ratings.sort(key=lambda r: (-r["ordinal"], r["entrant"]))
+    met, ahead = tally["met"], tally["ahead"]
+    size = len(entrants)
+    matrix = [
+        [
+            None
+            if a == b or not met[a][b]
+            else {
+                "games": met[a][b],
+                "ahead": ahead[a][b],
+                "rate": ahead[a][b] / met[a][b],
+                "rate_ci": list(wilson(ahead[a][b], met[a][b])),
+            }
+            for b in range(size)
+        ]
+        for a in range(size)
+    ]
+    return {
+        "standings": standings,
+        "ratings": ratings,
+        "head_to_head": {"names": [e["name"] for e in entrants], "matrix": matrix},
+        "draws": tally["draws"],
+    }
+
+
+def rate_labels(board: dict[str, Any], labels: Sequence[str], ranks: Sequence[int]) -> None:
+    """Fold one game into a leaderboard (label -> ``{"mu", "sigma", "games"}``, in place):
+    ``labels[s]`` played seat ``s`` and finished at ``ranks[s]``. A label at several seats
+    of one game is rated as several players; it keeps the mean of their new ratings."""
+    start = _MODEL.rating()
+    teams = []
+    for label in labels:
+        row = board.get(label) or {"mu": start.mu, "sigma": start.sigma, "games": 0}
+        teams.append([_MODEL.rating(mu=row["mu"], sigma=row["sigma"])])
+    rated = _MODEL.rate(teams, ranks=list(ranks))
+    new: dict[str, list[tuple[float, float]]] = {}
+    for (rating,), label in zip(rated, labels, strict=True):
+        new.setdefault(label, []).append((rating.mu, rating.sigma))
+    for label, pairs in new.items():
+        games = (board.get(label) or {}).get("games", 0)
+        board[label] = {
+            "mu": sum(m for m, _ in pairs) / len(pairs),
+            "sigma": sum(s for _, s in pairs) / len(pairs),
+            "games": games + 1,
+        }
