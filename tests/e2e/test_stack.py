@@ -137,3 +137,47 @@ def test_celery_plays_search_and_heuristic_bots(base_url: str, game: str, seats:
         view = requests.get(f"{base_url}/v1/games/{gid}").json()
     assert view["outcome"] is not None, f"stuck in {view['phase']} at version {view['version']}"
     assert [s.get("bot") for s in view["seats"]] == [s["bot"] for s in seats]
+
+
+def test_a_tournament_runs_through_celery_and_its_games_pass_the_audit(base_url: str) -> None:
+    from shared.audit import audit
+
+    org = {"Authorization": "Bearer org-e2e"}
+    body = {
+        "game": "fox",
+        "entrants": [{"name": "h", "bot": "heuristic"}, {"bot": "random"}],
+        "games": 12,
+        "format": "duplicate",
+        "seed": "e2e-tournament",
+        "options": {"target": 1},
+    }
+    assert requests.post(f"{base_url}/v1/tournaments", json=body).status_code == 403
+    bad = requests.post(f"{base_url}/v1/tournaments", json={**body, "games": 13}, headers=org)
+    assert bad.status_code == 422 and "games" in bad.json()["errors"], bad.text
+    created = requests.post(f"{base_url}/v1/tournaments", json=body, headers=org)
+    assert created.status_code == 201, created.text
+    tid = created.json()["id"]
+    deadline = time.monotonic() + 120
+    doc = created.json()
+    while time.monotonic() < deadline:
+        doc = requests.get(f"{base_url}/v1/tournaments/{tid}", headers=org).json()
+        if doc["status"] == "finished":
+            break
+        time.sleep(0.2)
+    assert doc["status"] == "finished", doc.get("progress")
+    assert doc["progress"] == {"done": 12, "total": 12}
+    assert sorted(r["games"] for r in doc["standings"]) == [12, 12]
+    assert doc["head_to_head"]["matrix"][0][1]["games"] == 12
+    auditor = {"Authorization": "Bearer aud-e2e"}
+    assert requests.get(f"{base_url}/v1/tournaments/{tid}", headers=auditor).status_code == 200
+    listed = requests.get(f"{base_url}/v1/tournaments", headers=auditor).json()["tournaments"]
+    assert tid in [t["id"] for t in listed]
+    # Every game is a normal game: its view, its events, its audit.
+    for item in doc["games"]["items"][:3]:
+        view = requests.get(f"{base_url}/v1/games/{item['id']}").json()
+        assert view["outcome"] is not None and view["tournament"]["id"] == tid
+        events = requests.get(f"{base_url}/v1/games/{item['id']}/events", headers=auditor).json()
+        report = audit(item["id"], events["events"])
+        assert report.ok, report.checks
+    ratings = requests.get(f"{base_url}/v1/ratings", params={"game": "fox"}).json()["ratings"]
+    assert {r["bot"] for r in ratings} >= {"heuristic", "random"}

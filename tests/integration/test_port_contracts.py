@@ -133,3 +133,69 @@ def test_clock_tells_time_and_due_deadlines(ports: Ports) -> None:
     c.cancel_deadline("g:0")
     assert c.due(200.0) == []
     assert c.due(1000.0, limit=1) == ["g:1"]
+
+
+def test_tournaments_store_list_flag_and_fold_once(ports: Ports) -> None:
+    t = ports.tournaments
+    assert t.get("t0") is None and t.list_ids() == []
+    t.create("t1", {"games": 3}, {"done": 0}, "2026-01-01T00:00:00.000Z", 1.0)
+    t.create("t2", {"games": 1}, {"done": 0}, "2026-01-01T00:00:01.000Z", 2.0)
+    assert t.list_ids() == ["t1", "t2"] and t.list_ids(offset=1) == ["t2"]
+    entry = t.get("t1")
+    assert entry is not None and entry.plan == {"games": 3} and not entry.started
+    t.mark_started("t1")
+    assert t.get("t1").started and not t.cancelled("t1")  # type: ignore[union-attr]
+
+    def bump(tally: dict) -> None:
+        tally["done"] += 1
+
+    assert t.fold("t1", 2, bump) is True
+    assert t.fold("t1", 2, bump) is False  # once per game
+    assert t.folded("t1", 2) and not t.folded("t1", 1)
+    assert t.get("t1").tally == {"done": 1}  # type: ignore[union-attr]
+    assert t.fold("nope", 0, bump) is False
+    t.cancel("t1")
+    assert t.cancelled("t1") and t.get("t1").cancelled  # type: ignore[union-attr]
+
+
+def test_tournament_folds_racing_each_other_all_count_once(ports: Ports) -> None:
+    t = ports.tournaments
+    t.create("race", {"games": 200}, {"done": 0, "seen": []}, "2026-01-01T00:00:00.000Z", 1.0)
+    errors: list[BaseException] = []
+
+    def worker(offset: int) -> None:
+        try:
+            for i in range(200):  # every thread tries every game, in a different order
+                index = (i + offset) % 200
+
+                def add(tally: dict, index: int = index) -> None:
+                    tally["done"] += 1
+                    tally["seen"].append(index)
+
+                t.fold("race", index, add)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k * 50,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert not errors
+    tally = t.get("race").tally  # type: ignore[union-attr]
+    assert tally["done"] == 200 and sorted(tally["seen"]) == list(range(200))
+
+
+def test_ratings_rate_each_game_once(ports: Ports) -> None:
+    r = ports.ratings
+    assert r.board("fox") == {}
+
+    def win(board: dict) -> None:
+        row = board.setdefault("random", {"mu": 25.0, "sigma": 8.0, "games": 0})
+        row["games"] += 1
+
+    assert r.rate("fox", "g1", win) is True
+    assert r.rate("fox", "g1", win) is False
+    assert r.rate("fox", "g2", win) is True
+    assert r.board("fox") == {"random": {"mu": 25.0, "sigma": 8.0, "games": 2}}
+    assert r.board("skull") == {}

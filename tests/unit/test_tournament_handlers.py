@@ -1,0 +1,154 @@
+"""Tournament handlers on the memory adapters: a tournament plays to its end, a game run twice
+is stored and counted once, a cancel drops the games not started, and a tournament game is a
+normal game (view, events, audit, ratings) that equals the live game with the same seed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.adapters.memory import FixedClock, MemoryCommandBus
+from shared.app import handlers, queries, tournaments
+from shared.app.context import App
+from shared.app.dispatch import InlineDispatcher
+from shared.app.messages import CommandMessage
+from shared.audit import audit
+from shared.bootstrap import bootstrap
+from shared.config import Settings
+from shared.tournaments.plan import Plan, game_id
+
+FOX = {
+    "game": "fox",
+    "entrants": [{"bot": "heuristic"}, {"bot": "random"}],
+    "games": 8,
+    "format": "duplicate",
+    "seed": "handler-test",
+    "options": {"target": 1},
+}
+
+
+def memory_app(*, inline: bool) -> App:
+    dispatcher = (lambda a: InlineDispatcher().bind(a)) if inline else None
+    return bootstrap(Settings(), backend="memory", dispatcher=dispatcher, clock=FixedClock())
+
+
+def doc(app: App, tid: str) -> dict[str, Any]:
+    return tournaments.tournament_doc(app, tid)
+
+
+def test_a_tournament_plays_every_game_and_folds_each_once() -> None:
+    app = memory_app(inline=True)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    d = doc(app, tid)
+    assert d["status"] == "finished" and d["progress"] == {"done": 8, "total": 8}
+    assert sum(r["games"] for r in d["standings"]) == 16  # two seats a game
+    assert sum(r["wins"] for r in d["standings"]) == 8
+    assert all(item["finished"] for item in d["games"]["items"])
+    for i in range(8):
+        gid = game_id(tid, i)
+        view = queries.view(app, gid, None)
+        assert view is not None and view["outcome"] is not None
+        assert view["tournament"] == {"id": tid, "index": i}
+        assert app.ports.directory.result(gid) is not None
+        assert [s["name"] for s in view["seats"]] == [
+            plan.entrants[e].name for e in plan.seating(i)
+        ]
+    board = tournaments.ratings_doc(app, "fox")["ratings"]
+    assert {r["bot"]: r["games"] for r in board} == {"heuristic": 8, "random": 8}
+
+
+def test_a_game_run_twice_is_stored_once_and_counted_once() -> None:
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    assert tournaments.play_games(app, tid, range(8)) == 8
+    heads = [app.ports.store.head(game_id(tid, i)) for i in range(8)]
+    # A redelivered batch, and a second worker racing through the same games.
+    assert tournaments.play_games(app, tid, range(8)) == 0
+    assert all(tournaments.play_game(app, tid, plan, i) is False for i in range(8))
+    assert [app.ports.store.head(game_id(tid, i)) for i in range(8)] == heads
+    d = doc(app, tid)
+    assert d["progress"]["done"] == 8 and sum(r["games"] for r in d["standings"]) == 16
+    board = tournaments.ratings_doc(app, "fox")["ratings"]
+    assert {r["bot"]: r["games"] for r in board} == {"heuristic": 8, "random": 8}
+
+
+def test_a_game_stored_before_a_crash_is_folded_from_the_store() -> None:
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    # A worker stored game 3 and died before folding it...
+    record = tournaments.store_game(app, tid, plan, 3)
+    head = app.ports.store.head(record.id)
+    assert doc(app, tid)["progress"]["done"] == 0
+    # ...the redelivered task folds the stored game without playing it again.
+    assert tournaments.play_games(app, tid, [3]) == 1
+    assert app.ports.store.head(record.id) == head
+    assert doc(app, tid)["progress"]["done"] == 1
+
+
+def test_cancel_drops_the_games_not_started() -> None:
+    app = memory_app(inline=False)
+    tid, _ = tournaments.create_tournament(app, FOX, max_games=100)
+    assert doc(app, tid)["status"] == "queued"
+    tournaments.play_games(app, tid, range(4))
+    assert doc(app, tid)["status"] == "running"
+    cancelled = tournaments.cancel_tournament(app, tid)
+    assert cancelled["status"] == "cancelled"
+    assert tournaments.play_games(app, tid, range(4, 8)) == 0
+    d = doc(app, tid)
+    assert d["status"] == "cancelled" and d["progress"] == {"done": 4, "total": 8}
+    assert sum(r["games"] for r in d["standings"]) == 8
+    assert app.ports.store.head(game_id(tid, 5))[0] == 0  # never played
+
+
+def test_a_finished_tournament_stays_finished_when_cancelled() -> None:
+    app = memory_app(inline=True)
+    tid, _ = tournaments.create_tournament(app, FOX, max_games=100)
+    assert tournaments.cancel_tournament(app, tid)["status"] == "finished"
+
+
+def test_a_tournament_game_is_the_live_game_with_its_seed_and_passes_the_audit() -> None:
+    # The tournament's game 1...
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    tournaments.play_games(app, tid, [1])
+    stored = app.ports.store.read(game_id(tid, 1))
+    # ...and the same seats and seed played live: bots woken by the service, commands through
+    # the command bus and the worker's handler.
+    live = memory_app(inline=True)
+    created = handlers.create_game(live, "fox", plan.seat_specs(1), plan.options,
+                                   seed=plan.game_seed(1))  # fmt: skip
+    bus = live.ports.bus
+    assert isinstance(bus, MemoryCommandBus)
+    while queued := bus.take("fox"):
+        for fields in queued:
+            handlers.decide_command(live, CommandMessage.from_fields(fields))
+    played = live.ports.store.read(created.game_id)
+    assert played[-1].type == "seed_revealed"
+
+    def moves(envs: list[Any]) -> list[tuple[Any, ...]]:
+        return [(e.version, e.type, e.data, e.command_id, e.seat, e.command) for e in envs[1:]]
+
+    assert moves(stored) == moves(played)
+    assert stored[0].data["tournament"] == {"id": tid, "index": 1}
+    for envs, gid in ((stored, game_id(tid, 1)), (played, created.game_id)):
+        report = audit(gid, [e.to_dict() for e in envs])
+        assert report.ok, report.checks
+        assert set(report.checks) == {"hash chain", "seed commitment", "opening draw", "replay"}
+
+
+def test_a_bad_request_names_the_field() -> None:
+    app = memory_app(inline=False)
+    try:
+        tournaments.create_tournament(app, {**FOX, "games": 7}, max_games=100)
+    except Exception as exc:
+        assert getattr(exc, "status", None) == 422
+        assert getattr(exc, "errors", {}) == {"games": "a multiple of 2"}
+    else:
+        raise AssertionError("7 games of 2 seatings was accepted")
+    assert app.ports.tournaments.list_ids() == []
+
+
+def test_plan_round_trips_through_the_store() -> None:
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    entry = app.ports.tournaments.get(tid)
+    assert entry is not None and Plan.from_doc(entry.plan) == plan
