@@ -318,23 +318,26 @@ class MemoryTournaments:
             entry = self._entries.get(tournament_id)
             return bool(entry and entry.cancelled)
 
-    def folded(self, tournament_id: str, index: int) -> bool:
+    def folded(self, tournament_id: str, indexes: Sequence[int]) -> list[bool]:
         """See ``TournamentStore.folded``."""
         with self._lock:
-            return index in self._folded.get(tournament_id, set())
+            done = self._folded.get(tournament_id, set())
+            return [i in done for i in indexes]
 
     def fold(
-        self, tournament_id: str, index: int, update: Callable[[dict[str, Any]], None]
-    ) -> bool:
+        self, tournament_id: str, updates: Mapping[int, Callable[[dict[str, Any]], None]]
+    ) -> list[int]:
         """See ``TournamentStore.fold``."""
         with self._lock:
             done = self._folded.setdefault(tournament_id, set())
             entry = self._entries.get(tournament_id)
-            if entry is None or index in done:
-                return False
-            update(entry.tally)
-            done.add(index)
-            return True
+            if entry is None:
+                return []
+            fresh = [i for i in updates if i not in done]
+            for i in fresh:
+                updates[i](entry.tally)
+                done.add(i)
+            return fresh
 
 
 class MemoryRatings:
@@ -345,14 +348,17 @@ class MemoryRatings:
         self._boards: dict[str, dict[str, Any]] = {}
         self._rated: set[tuple[str, str]] = set()
 
-    def rate(self, game_type: str, game_id: str, update: Callable[[dict[str, Any]], None]) -> bool:
+    def rate(
+        self, game_type: str, updates: Mapping[str, Callable[[dict[str, Any]], None]]
+    ) -> list[str]:
         """See ``RatingBoard.rate``."""
         with self._lock:
-            if (game_type, game_id) in self._rated:
-                return False
-            update(self._boards.setdefault(game_type, {}))
-            self._rated.add((game_type, game_id))
-            return True
+            board = self._boards.setdefault(game_type, {})
+            fresh = [g for g in updates if (game_type, g) not in self._rated]
+            for g in fresh:
+                updates[g](board)
+                self._rated.add((game_type, g))
+            return fresh
 
     def board(self, game_type: str) -> dict[str, Any]:
         """See ``RatingBoard.board``."""

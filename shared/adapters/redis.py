@@ -313,32 +313,53 @@ class RedisTournaments:
         """See ``TournamentStore.cancelled``."""
         return self._r.hget(keys.tournament(tournament_id), "cancelled") == b"1"
 
-    def folded(self, tournament_id: str, index: int) -> bool:
+    def folded(self, tournament_id: str, indexes: Sequence[int]) -> list[bool]:
         """See ``TournamentStore.folded``."""
-        return bool(self._r.getbit(keys.tournament_folded(tournament_id), index))
+        if not indexes:
+            return []
+        bits = self._r.bitfield_ro(
+            keys.tournament_folded(tournament_id),
+            "u1",
+            indexes[0],
+            items=[("u1", i) for i in indexes[1:]],
+        )
+        return [bool(b) for b in bits]
 
     def fold(
-        self, tournament_id: str, index: int, update: Callable[[dict[str, Any]], None]
-    ) -> bool:
+        self, tournament_id: str, updates: Mapping[int, Callable[[dict[str, Any]], None]]
+    ) -> list[int]:
         """See ``TournamentStore.fold``."""
         key, bits = keys.tournament(tournament_id), keys.tournament_folded(tournament_id)
+        indexes = list(updates)
+        if not indexes:
+            return []
         with self._r.pipeline() as pipe:
             while True:
                 try:
                     pipe.watch(key, bits)
                     raw = pipe.hget(key, "tally")
-                    if raw is None or pipe.getbit(bits, index):
+                    if raw is None:
                         pipe.reset()
-                        return False
+                        return []
+                    # One BITFIELD_RO reads every game's bit.
+                    seen = pipe.bitfield_ro(
+                        bits, "u1", indexes[0], items=[("u1", i) for i in indexes[1:]]
+                    )
+                    fresh = [i for i, bit in zip(indexes, seen, strict=True) if not bit]
+                    if not fresh:
+                        pipe.reset()
+                        return []
                     tally = json.loads(raw)
-                    update(tally)
+                    for i in fresh:
+                        updates[i](tally)
                     pipe.multi()
                     pipe.hset(key, "tally", json.dumps(tally, separators=(",", ":")))
-                    pipe.setbit(bits, index, 1)
+                    for i in fresh:
+                        pipe.setbit(bits, i, 1)
                     pipe.execute()
-                    return True
+                    return fresh
                 except redis.WatchError:
-                    continue  # another game folded meanwhile: read the new tally
+                    continue  # another batch folded meanwhile: read the new tally
 
 
 class RedisRatings:
@@ -347,25 +368,32 @@ class RedisRatings:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
 
-    def rate(self, game_type: str, game_id: str, update: Callable[[dict[str, Any]], None]) -> bool:
+    def rate(
+        self, game_type: str, updates: Mapping[str, Callable[[dict[str, Any]], None]]
+    ) -> list[str]:
         """See ``RatingBoard.rate``."""
         key, rated = keys.ratings(game_type), keys.rated(game_type)
+        ids = list(updates)
+        if not ids:
+            return []
         with self._r.pipeline() as pipe:
             while True:
                 try:
                     pipe.watch(key, rated)
-                    if pipe.sismember(rated, game_id):
+                    seen = pipe.smismember(rated, ids)
+                    fresh = [g for g, s in zip(ids, seen, strict=True) if not s]
+                    if not fresh:
                         pipe.reset()
-                        return False
+                        return []
                     board = {_text(k): json.loads(v) for k, v in pipe.hgetall(key).items()}
-                    before = json.dumps(board, sort_keys=True)
-                    update(board)
+                    for g in fresh:
+                        updates[g](board)
                     pipe.multi()
-                    if board and json.dumps(board, sort_keys=True) != before:
+                    if board:
                         pipe.hset(key, mapping={k: json.dumps(v) for k, v in board.items()})
-                    pipe.sadd(rated, game_id)
+                    pipe.sadd(rated, *fresh)
                     pipe.execute()
-                    return True
+                    return fresh
                 except redis.WatchError:
                     continue
 

@@ -477,10 +477,11 @@ def finalize_game(app: App, game_id: str) -> str:
     return finalize_record(app, app.load(game_id))
 
 
-def finalize_record(app: App, record: GameRecord) -> str:
-    """``finalize_game`` for a record in hand. Both steps are idempotent: the result is
-    written once, and a game is rated once (atomically with marking it rated), so a task run
-    twice, or a crash between the two, leaves each done exactly once."""
+def finalize_record(app: App, record: GameRecord, *, rate: bool = True) -> str:
+    """``finalize_game`` for a record in hand (``rate=False``: the caller rates it, e.g. a
+    batch of tournament games at once). Both steps are idempotent: the result is written
+    once, and a game is rated once (atomically with marking it rated), so a task run twice,
+    or a crash between the two, leaves each done exactly once."""
     outcome = record.engine.outcome(record.state)
     if outcome is None:
         return "not over"
@@ -493,18 +494,29 @@ def finalize_record(app: App, record: GameRecord) -> str:
             "version": record.version,
         },
     )
-    rate_bots(app, record, outcome)
+    if rate:
+        rate_bots(app, record, outcome)
     return "ok"
 
 
 def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:
-    """Fold a finished all-bot game into its game type's ratings (``GET /v1/ratings``): each
-    seat's bot spec (``ismcts:iterations=500``) is one rated player; a spec at several seats
-    of one game plays as several players whose updates are averaged. Games with a human seat
-    are not rated. False when not rated (human seats, or rated before)."""
+    """Fold a finished all-bot game into its game type's ratings (``GET /v1/ratings``); False
+    when not rated (a human seat, or rated before)."""
+    update = rating_update(record, outcome)
+    if update is None:
+        return False
+    return bool(app.ports.ratings.rate(record.game, {record.id: update}))
+
+
+def rating_update(
+    record: GameRecord, outcome: Mapping[str, Any]
+) -> Callable[[dict[str, Any]], None] | None:
+    """The leaderboard update of one finished game, or None for a game with a human seat:
+    each seat's bot spec (``ismcts:iterations=500``) is one rated player; a spec at several
+    seats of one game plays as several players whose updates are averaged."""
     seats = record.match.seats
     if not seats or any(s.bot is None for s in seats):
-        return False
+        return None
     labels = [bot_label(s.bot, s.bot_spec) for s in seats]
     ranks = list(outcome["ranks"])
 
@@ -513,7 +525,7 @@ def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:
 
         rate_labels(board, labels, ranks)
 
-    return app.ports.ratings.rate(record.game, record.id, update)
+    return update
 
 
 def bot_label(bot: str | None, spec: Mapping[str, Any] | None) -> str:

@@ -197,24 +197,26 @@ class TournamentStore(Protocol):
         """Whether it was cancelled."""
         ...
 
-    def folded(self, tournament_id: str, index: int) -> bool:
-        """Whether game ``index`` is in the standings already."""
+    def folded(self, tournament_id: str, indexes: Sequence[int]) -> list[bool]:
+        """For each game index, whether it is in the standings already."""
         ...
 
     def fold(
-        self, tournament_id: str, index: int, update: Callable[[dict[str, Any]], None]
-    ) -> bool:
-        """Apply ``update`` to the tally once for game ``index`` (atomically with marking it
-        folded); False when it was folded before."""
+        self, tournament_id: str, updates: Mapping[int, Callable[[dict[str, Any]], None]]
+    ) -> list[int]:
+        """Apply to the tally, in one atomic step, the update of each game index not folded
+        yet, marking those folded; returns the indexes folded now (none folds twice)."""
         ...
 
 
 class RatingBoard(Protocol):
     """Ratings of bot specs per game type over every finished all-bot game."""
 
-    def rate(self, game_type: str, game_id: str, update: Callable[[dict[str, Any]], None]) -> bool:
-        """Apply ``update`` to the game type's board once per game (atomically with marking
-        the game rated); False when the game was rated before."""
+    def rate(
+        self, game_type: str, updates: Mapping[str, Callable[[dict[str, Any]], None]]
+    ) -> list[str]:
+        """Apply to the game type's board, in one atomic step, the update of each game id not
+        rated yet, marking those rated; returns the game ids rated now."""
         ...
 
     def board(self, game_type: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ stored, or stores the same game, and folds it at most once.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -57,8 +57,9 @@ def chunks(total: int, size: int = CHUNK) -> list[list[int]]:
 
 
 def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
-    """Play (or find stored) and fold each game of ``indexes`` not folded yet; stops at a
-    cancel. Returns how many games this call folded."""
+    """Play (or find stored), score and fold each game of ``indexes`` not folded yet; stops at
+    a cancel. The batch's standings and ratings are folded in one atomic step each, game by
+    game exactly once. Returns how many games this call folded."""
     p = app.ports
     entry = p.tournaments.get(tournament_id)
     if entry is None:
@@ -66,38 +67,38 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     plan = Plan.from_doc(entry.plan)
     if not entry.started:
         p.tournaments.mark_started(tournament_id)
-    folded = 0
-    for index in indexes:
+    wanted = list(indexes)
+    todo = [i for i, done in zip(wanted, p.tournaments.folded(tournament_id, wanted),
+                                 strict=True) if not done]  # fmt: skip
+    folds: dict[int, Callable[[dict[str, Any]], None]] = {}
+    rates: dict[str, Callable[[dict[str, Any]], None]] = {}
+    for index in todo:
         if p.tournaments.cancelled(tournament_id):
             break
-        if p.tournaments.folded(tournament_id, index):
-            continue
-        folded += play_game(app, tournament_id, plan, index)
-    return folded
+        record = store_game(app, tournament_id, plan, index)
+        with p.unit():
+            handlers.project(app, record)
+        handlers.finalize_record(app, record, rate=False)
+        outcome = record.engine.outcome(record.state)
+        assert outcome is not None, "a tournament game is stored finished"
+        folds[index] = _folder(plan.seating(index), outcome)
+        update = handlers.rating_update(record, outcome)
+        if update is not None:
+            rates[record.id] = update
+    p.ratings.rate(plan.game, rates)
+    return len(p.tournaments.fold(tournament_id, folds))
 
 
-def play_game(app: App, tournament_id: str, plan: Plan, index: int) -> bool:
-    """Store game ``index`` (unless it is stored already), score it, and fold it into the
-    standings; False when it was folded before."""
-    record = store_game(app, tournament_id, plan, index)
-    with app.ports.unit():
-        handlers.project(app, record)
-    handlers.finalize_record(app, record)
-    outcome = record.engine.outcome(record.state)
-    assert outcome is not None, "a tournament game is stored finished"
-    seating = plan.seating(index)
-    return app.ports.tournaments.fold(
-        tournament_id, index, lambda tally: standings.fold(tally, seating, outcome)
-    )
+def _folder(seating: tuple[int, ...], outcome: Mapping[str, Any]) -> Callable[[dict], None]:
+    return lambda tally: standings.fold(tally, seating, outcome)
 
 
 def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameRecord:
-    """Game ``index`` as stored: played and appended now, or read back when a run before
-    (or a racing one) stored it."""
+    """Game ``index`` as stored: played and appended now, or read back when a run before (or
+    a racing one) stored it. The append expects an empty stream, so of two runs one stores
+    the game and the other reads it back."""
     p = app.ports
     gid = game_id(tournament_id, index)
-    if p.store.head(gid)[0] > 0:
-        return fold(gid, p.store.read(gid))
     seed = plan.game_seed(index)
     played = playout.play(
         plan.game,
@@ -123,7 +124,7 @@ def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameReco
     try:
         p.store.append(gid, envs, expected_version=0, command_id="create")
     except (StaleVersion, DuplicateCommand):
-        return fold(gid, p.store.read(gid))  # a racing run stored it first: that one counts
+        return fold(gid, p.store.read(gid))  # stored before: that log counts
     return replace(played.record, id=gid)
 
 
@@ -157,9 +158,11 @@ def tournament_doc(
             "id": game_id(tournament_id, i),
             "seats": [plan.entrants[e].name for e in plan.seating(i)],
             "deal": plan.deal(i),
-            "finished": app.ports.tournaments.folded(tournament_id, i),
+            "finished": done,
         }
-        for i in page
+        for i, done in zip(
+            page, app.ports.tournaments.folded(tournament_id, list(page)), strict=True
+        )  # fmt: skip
     ]
     head_to_head = rendered["head_to_head"] if plan.players == 2 else None
     return {

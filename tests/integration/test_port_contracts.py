@@ -149,11 +149,12 @@ def test_tournaments_store_list_flag_and_fold_once(ports: Ports) -> None:
     def bump(tally: dict) -> None:
         tally["done"] += 1
 
-    assert t.fold("t1", 2, bump) is True
-    assert t.fold("t1", 2, bump) is False  # once per game
-    assert t.folded("t1", 2) and not t.folded("t1", 1)
-    assert t.get("t1").tally == {"done": 1}  # type: ignore[union-attr]
-    assert t.fold("nope", 0, bump) is False
+    assert t.fold("t1", {2: bump}) == [2]
+    assert t.fold("t1", {2: bump}) == []  # once per game
+    assert t.fold("t1", {0: bump, 2: bump}) == [0]  # a batch folds only its new games
+    assert t.folded("t1", [0, 1, 2]) == [True, False, True]
+    assert t.get("t1").tally == {"done": 2}  # type: ignore[union-attr]
+    assert t.fold("nope", {0: bump}) == []
     t.cancel("t1")
     assert t.cancelled("t1") and t.get("t1").cancelled  # type: ignore[union-attr]
 
@@ -165,14 +166,14 @@ def test_tournament_folds_racing_each_other_all_count_once(ports: Ports) -> None
 
     def worker(offset: int) -> None:
         try:
-            for i in range(200):  # every thread tries every game, in a different order
-                index = (i + offset) % 200
+            for i in range(0, 200, 4):  # every thread tries every game, in batches of 4
+                batch = [(i + j + offset) % 200 for j in range(4)]
 
-                def add(tally: dict, index: int = index) -> None:
+                def add(tally: dict, index: int) -> None:
                     tally["done"] += 1
                     tally["seen"].append(index)
 
-                t.fold("race", index, add)
+                t.fold("race", {k: (lambda tally, k=k: add(tally, k)) for k in batch})
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -194,8 +195,8 @@ def test_ratings_rate_each_game_once(ports: Ports) -> None:
         row = board.setdefault("random", {"mu": 25.0, "sigma": 8.0, "games": 0})
         row["games"] += 1
 
-    assert r.rate("fox", "g1", win) is True
-    assert r.rate("fox", "g1", win) is False
-    assert r.rate("fox", "g2", win) is True
+    assert r.rate("fox", {"g1": win}) == ["g1"]
+    assert r.rate("fox", {"g1": win}) == []
+    assert r.rate("fox", {"g1": win, "g2": win}) == ["g2"]
     assert r.board("fox") == {"random": {"mu": 25.0, "sigma": 8.0, "games": 2}}
     assert r.board("skull") == {}

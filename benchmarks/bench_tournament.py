@@ -1,0 +1,155 @@
+"""A Fox tournament of random bots through Celery and Redis, against ``tabletop simulate`` of
+the same games in the same run; and the Redis memory per stored tournament game.
+
+Starts its own redis-server and a Celery worker on the tournament queue with one process per
+core, creates the tournament through the application (as ``POST /v1/tournaments`` does),
+waits for it to finish, then plays the same games (same seats, same seeds, same bots) in
+process with the play-out driver's fast path, as ``tabletop simulate`` does.
+
+Run: ``python benchmarks/bench_tournament.py --games 1000`` (writes JSON with ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import redis  # noqa: E402
+
+from benchmarks.common import machine  # noqa: E402
+from services.celery_client import TOURNAMENT_QUEUE, CeleryDispatcher  # noqa: E402
+from shared.app import tournaments  # noqa: E402
+from shared.app.playout import play  # noqa: E402
+from shared.bootstrap import bootstrap  # noqa: E402
+from shared.config import Settings  # noqa: E402
+from shared.redis_server import RedisServer  # noqa: E402
+from shared.tournaments.plan import Plan  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def body(games: int, seed: str) -> dict[str, Any]:
+    """The tournament: two random bots, Fox matches to the default target, seats rotated."""
+    return {
+        "game": "fox",
+        "entrants": [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}],
+        "games": games,
+        "format": "round_robin",
+        "seed": seed,
+    }
+
+
+def through_celery(url: str, games: int, seed: str, concurrency: int) -> dict[str, Any]:
+    """Seconds from creating the tournament to its last game folded, and memory per game."""
+    client = redis.Redis.from_url(url)
+    env = {**os.environ, "REDIS_URL": url}
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "services.bots.worker",
+            "worker",
+            "-Q",
+            TOURNAMENT_QUEUE,
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "WARNING",
+            "-n",
+            f"bench-{os.getpid()}@%h",
+        ],  # fmt: skip
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        settings = Settings(redis_url=url)
+        app = bootstrap(settings, dispatcher=CeleryDispatcher(settings))
+        # Wait until the worker consumes (a first tiny tournament), so its start-up is not
+        # counted in the figure.
+        warm, _ = tournaments.create_tournament(app, body(2, "warm-up"), max_games=games)
+        _wait(app, warm, 120)
+        before = int(client.info("memory")["used_memory"])
+        started = time.perf_counter()
+        tid, _ = tournaments.create_tournament(app, body(games, seed), max_games=games)
+        last = _wait(app, tid, 3600, progress=True)
+        seconds = time.perf_counter() - started
+        after = int(client.info("memory")["used_memory"])
+        return {
+            "tournament": tid,
+            "games": games,
+            "seconds": seconds,
+            "games_per_s": games / seconds,
+            "bytes_per_game": (after - before) / games,
+            "progress": last,
+        }
+    finally:
+        worker.terminate()
+        worker.wait(30)
+
+
+def _wait(app: Any, tid: str, timeout: float, *, progress: bool = False) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    shown = -1
+    while time.monotonic() < deadline:
+        doc = tournaments.tournament_doc(app, tid, limit=1)
+        done = doc["progress"]["done"]
+        if progress and done // 100 != shown:
+            shown = done // 100
+            print(f"  {done}/{doc['progress']['total']} games", file=sys.stderr, flush=True)
+        if doc["status"] == "finished":
+            return dict(doc["progress"])
+        time.sleep(0.1)
+    raise TimeoutError(f"tournament {tid} did not finish")
+
+
+def in_process(games: int, seed: str) -> dict[str, Any]:
+    """The same games played in process (``tabletop simulate``'s path: no envelopes)."""
+    from shared.tournaments.plan import parse
+
+    plan: Plan = parse(body(games, seed), max_games=games)
+    started = time.perf_counter()
+    for i in range(games):
+        play(plan.game, plan.seat_specs(i), plan.options, plan.game_seed(i), keep_envelopes=False)
+    seconds = time.perf_counter() - started
+    return {"games": games, "seconds": seconds, "games_per_s": games / seconds}
+
+
+def main() -> None:
+    """Runs both and prints the ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--seed", default="bench-tournament")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    server = RedisServer()
+    try:
+        celery = through_celery(server.url, args.games, args.seed, args.concurrency)
+    finally:
+        server.stop()
+    local = in_process(args.games, args.seed)
+    result = {
+        "machine": machine(),
+        "command": f"python benchmarks/bench_tournament.py --games {args.games}",
+        "concurrency": args.concurrency,
+        "celery": celery,
+        "simulate": local,
+        "ratio": celery["games_per_s"] / local["games_per_s"],
+    }
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
