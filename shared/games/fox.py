@@ -39,7 +39,7 @@ Representation, chosen for speed (random play-outs for search bots) without givi
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, NamedTuple, TypeAlias
 
@@ -965,6 +965,13 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     Raises ValueError if the view does not account for the 33 cards or its deductions cannot
     hold.
     """
+    return determinizer(view, seat)(rng)
+
+
+def determinizer(view: Mapping[str, Any], seat: int) -> Callable[[Rng], State]:
+    """``determinize`` in two steps, for searches that deal many states from one view: the
+    view is read and checked once (ValueError here), and each call of the answer deals one
+    state with the draws ``determinize`` makes, in the same order."""
     other = 1 - seat
     own = mask_of([parse_card(c) for c in view["hand"]])
     decree = parse_card(view["decree"]) if view.get("decree") is not None else -1
@@ -998,36 +1005,18 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     if decree < 0:  # before the first deal there are no cards to place
         placed = ALL_CARDS
     hand_size = view["hand_sizes"][other]
-    opponent = known[other]
+    forced = 0
     if maybe:
         if maybe & placed & ~maybe or slots[maybe_slot] is not None:
             raise ValueError("the hand_or_deck set overlaps placed cards")
         forced = maybe & lacking[other]
         if forced.bit_count() > 1:
             raise ValueError("more than one hand_or_deck card cannot be in the hand")
-        under = forced
-        if not forced:
-            candidates = cards_of(maybe)
-            pick = rng.below(hand_size - opponent.bit_count() + 1)
-            if pick < len(candidates):
-                under = 1 << candidates[pick]
-        if under:
-            slots[maybe_slot] = under.bit_length() - 1
-        opponent |= maybe & ~under
     free = ALL_CARDS & ~placed
     banned = free & lacking[other]
-    pool = rng.shuffle(cards_of(free & ~banned))
-    need = hand_size - opponent.bit_count()
-    if need < 0 or len(pool) + banned.bit_count() != need + slots.count(None):
-        raise ValueError("the view does not account for the 33 cards")
-    if len(pool) < need:
-        raise ValueError("the opponent's deductions leave too few cards for its hand")
-    opponent |= mask_of(pool[:need])
-    left = pool[need:]
-    if banned:
-        left = rng.shuffle([*left, *cards_of(banned)])
-    rest = iter(left)
-    deck = tuple(next(rest) if c is None else c for c in slots)
+    free_cards = cards_of(free & ~banned)
+    banned_cards = cards_of(banned)
+    maybe_cards = cards_of(maybe)
     trick = view["trick"]
     lead = parse_card(trick[0]["card"]) if trick else -1
     second = parse_card(trick[1]["card"]) if len(trick) > 1 else -1
@@ -1045,29 +1034,48 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     scores = (view["scores"][0] - treasure[0], view["scores"][1] - treasure[1])
     game = Game(view["target"], view["first_dealer"], view["dealer"], view["round"], scores,
                 history)  # fmt: skip
-    hands = [0, 0]
-    hands[seat], hands[other] = own, opponent
     returned = [0, 0]
     returned[seat] = own_returns
     acting = view["to_act"]
-    return (
-        PHASE_NAMES.index(view["phase"]),
-        acting[0] if acting else NOBODY,
-        hands[0],
-        hands[1],
-        view["leader"],
-        lead,
-        second,
-        played,
-        decree,
-        deck,
-        pack_tally(view["tricks_won"], treasure),
-        (known[0], known[1]),
-        (returned[0], returned[1]),
-        voids,
-        last_tuple,
-        game,
-    )
+    phase = PHASE_NAMES.index(view["phase"])
+    turn = acting[0] if acting else NOBODY
+    tally = pack_tally(view["tricks_won"], treasure)
+    leader = view["leader"]
+    known_pair = (known[0], known[1])
+    returned_pair = (returned[0], returned[1])
+    unknown_slots = slots.count(None)
+
+    def deal(rng: Rng) -> State:
+        opponent = known[other]
+        deck_slots = slots
+        if maybe:
+            under = forced
+            if not forced:
+                pick = rng.below(hand_size - opponent.bit_count() + 1)
+                if pick < len(maybe_cards):
+                    under = 1 << maybe_cards[pick]
+            if under:
+                deck_slots = list(slots)
+                deck_slots[maybe_slot] = under.bit_length() - 1
+            opponent |= maybe & ~under
+        pool = rng.shuffle(free_cards)
+        need = hand_size - opponent.bit_count()
+        open_slots = unknown_slots - (deck_slots is not slots)
+        if need < 0 or len(pool) + len(banned_cards) != need + open_slots:
+            raise ValueError("the view does not account for the 33 cards")
+        if len(pool) < need:
+            raise ValueError("the opponent's deductions leave too few cards for its hand")
+        opponent |= mask_of(pool[:need])
+        left = pool[need:]
+        if banned_cards:
+            left = rng.shuffle([*left, *banned_cards])
+        rest = iter(left)
+        deck = tuple(next(rest) if c is None else c for c in deck_slots)
+        h0, h1 = (own, opponent) if seat == 0 else (opponent, own)
+        return (phase, turn, h0, h1, leader, lead, second, played, decree, deck,
+                tally, known_pair, returned_pair, voids, last_tuple, game)  # fmt: skip
+
+    return deal
 
 
 def command_to_json(command: Any) -> dict[str, Any]:

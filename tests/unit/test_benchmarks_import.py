@@ -13,6 +13,9 @@ MODULES = [
     "bench_fox_engine",
     "bench_gateway",
     "bench_memory",
+    "bench_sim_fox",
+    "bench_sim_skull",
+    "bench_tournament",
     "compare",
     "run_all",
 ]
