@@ -111,11 +111,14 @@ def main() -> None:
         print(json.dumps(out["ismcts_100ms"][game]), flush=True)
     for game, entrants, n, options in [
         ("fox", [{"bot": "heuristic"}, {"bot": "random"}], 400, {"target": 16}),
-        ("fox", [{"bot": "ismcts", "budget_ms": 100}, {"bot": "random"}], 60, {"target": 1}),
-        ("fox", [{"bot": "ismcts", "budget_ms": 100}, {"bot": "heuristic"}], 60, {"target": 1}),
+        ("fox", [{"bot": "heuristic"}, {"bot": "random"}], 400, {"target": 1}),
+        ("fox", [{"bot": "ismcts", "budget_ms": 100}, {"bot": "random"}], 200, {"target": 1}),
+        ("fox", [{"bot": "ismcts", "budget_ms": 100}, {"bot": "random"}], 40, {}),
+        ("fox", [{"bot": "ismcts", "budget_ms": 100}, {"bot": "heuristic"}], 100, {"target": 1}),
         ("skull", [{"bot": "heuristic"}] + [{"bot": "random"}] * 3, 400, {}),
-        ("skull", [{"bot": "ismcts", "budget_ms": 100}] + [{"bot": "random"}] * 3, 40, {}),
+        ("skull", [{"bot": "ismcts", "budget_ms": 100}] + [{"bot": "random"}] * 3, 100, {}),
         ("skye", [{"bot": "heuristic"}] + [{"bot": "random"}] * 2, 60, {}),
+        ("skye", [{"bot": "ismcts", "budget_ms": 100}] + [{"bot": "heuristic"}] * 2, 30, {}),
     ]:
         row = win_rate(game, entrants, max(4, int(n * scale)), options)
         out["matches"].append(row)
