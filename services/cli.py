@@ -61,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     aud.add_argument("--events", help="read the events from this JSON file instead")
 
+    from services import tournament_cli
+
+    tournament_cli.add_parser(sub)
+
     args = parser.parse_args(argv)
     if args.cmd == "run":
         return run_stack(args.port, args.redis_port, args.gateway_workers)
@@ -75,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_rebuild(args.game_ids)
     if args.cmd == "audit":
         return run_audit(args.game_id, args.api, args.key, args.events)
+    if args.cmd == "tournament":
+        return tournament_cli.run(args)
     return 2
 
 

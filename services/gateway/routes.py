@@ -312,6 +312,45 @@ class Events(MethodView):
         )
 
 
+@blp.route("/v1/games/<game_id>/export")
+class Export(MethodView):
+    """The whole log, for offline audits."""
+
+    @blp.response(
+        200,
+        content_type="application/x-ndjson",
+        description="one envelope a line (JSONL), every field, in version order",
+    )
+    @blp.doc(security=SECURITY)
+    def get(self, game_id: str) -> Any:
+        """The game's envelopes as JSONL (`tabletop audit --file` reads it): auditors at any
+        time; anyone once the game is over (its seed is public then)."""
+        app = application()
+        caller = auth.caller_for(app, game_id)
+        lines = _read(queries.export_lines, app, game_id, caller)
+        return Response(
+            b"".join(line + b"\n" for line in lines),
+            mimetype="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="{game_id}.jsonl"'},
+        )
+
+
+@blp.route("/v1/games/<game_id>/audit")
+class Audit(MethodView):
+    """The audit report, computed by the service."""
+
+    @blp.response(200, schemas.AuditSchema)
+    @blp.doc(security=SECURITY)
+    def get(self, game_id: str) -> Any:
+        """Every check of `tabletop audit` on the stored log (chain, completeness, seed
+        commitment, opening draw, every command re-decided, final-state digest) with the first
+        version at fault: auditors at any time (a running game is re-decided with the seed the
+        service holds, never shown), anyone once the game is over."""
+        app = application()
+        caller = auth.caller_for(app, game_id)
+        return _read(queries.audit_report, app, game_id, caller)
+
+
 def _seat_of(app: App, game_id: str, detail: str) -> int:
     """The caller's seat; the caller must hold one: 401 without a token, 403 with a key."""
     caller = auth.caller_for(app, game_id)

@@ -214,6 +214,26 @@ class EventsSchema(ma.Schema):
     events = ma.fields.List(ma.fields.Nested(EventSchema))
 
 
+class AuditSchema(ma.Schema):
+    """``GET /v1/games/{id}/audit``: the audit report."""
+
+    game = ma.fields.String()
+    status = ma.fields.String(metadata={"enum": ["passed", "failed", "incomplete"]})
+    version = ma.fields.Integer()
+    commands = ma.fields.Integer(metadata={"description": "commands re-decided"})
+    checks = ma.fields.List(
+        ma.fields.Dict(),
+        metadata={"description": "{name, result: ok | failed | waits, detail}, in order"},
+    )
+    first_failure = ma.fields.Dict(
+        allow_none=True, metadata={"description": "{check, version, reason}"}
+    )
+    final_state_digest = ma.fields.String(
+        allow_none=True,
+        metadata={"description": "SHA-256 of the canonical JSON of every final view"},
+    )
+
+
 class HealthSchema(ma.Schema):
     """Answer of ``GET /healthz``."""
 

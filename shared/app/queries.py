@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from shared import games
 from shared.app import bots
 from shared.app.context import App
@@ -104,6 +106,44 @@ def events(
     envs = store.read(game_id, after=after, limit=limit)
     reader: int | str | None = AUDITOR if caller_.role == AUDITOR_ROLE else caller_.seat
     return {"game": game_id, "version": version, "events": visible_events(engine, envs, reader)}
+
+
+def export_lines(app: App, game_id: str, caller_: Caller) -> list[bytes]:
+    """The whole log as JSONL lines (one envelope each, every field): auditors at any time,
+    anyone once the game is over (its seed is public then). AppError otherwise."""
+    _check_open_log(app, game_id, caller_, "export")
+    return [orjson.dumps(env.to_dict()) for env in app.ports.store.read(game_id)]
+
+
+def audit_report(app: App, game_id: str, caller_: Caller) -> dict[str, Any]:
+    """``shared.audit`` of the stored log, as JSON: auditors at any time (a running game is
+    re-decided with the secret seed the service holds, which the report never shows), anyone
+    once the game is over."""
+    from shared.audit import audit
+
+    _check_open_log(app, game_id, caller_, "audit")
+    store = app.ports.store
+    head, _ = store.head(game_id)
+    seed = None
+    if caller_.role == AUDITOR_ROLE:
+        entry = app.entry(game_id)
+        seed = entry.seed if entry is not None else None
+    report = audit(game_id, (e.to_dict() for e in store.read(game_id)), seed=seed,
+                   head_version=head)  # fmt: skip
+    return report.to_doc()
+
+
+def _check_open_log(app: App, game_id: str, caller_: Caller, what: str) -> None:
+    if app.entry(game_id) is None:
+        raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
+    if caller_.role == AUDITOR_ROLE:
+        return
+    record = app.load(game_id)
+    if record.seed is None:
+        raise AppError(
+            ErrorCode.AUTH_FORBIDDEN,
+            f"the {what} of a running game needs an auditor key (anyone may, once it is over)",
+        )
 
 
 def command_status(

@@ -37,7 +37,9 @@ def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> t
     try:
         plan = parse(body, max_games=max_games)
     except PlanError as exc:
-        raise AppError(ErrorCode.TOURNAMENT_INVALID, exc.detail, errors=exc.errors) from None
+        # Field errors as lists of messages, the shape of every other 422.
+        errors = {field: [message] for field, message in exc.errors.items()}
+        raise AppError(ErrorCode.TOURNAMENT_INVALID, exc.detail, errors=errors) from None
     tournament_id = "t" + secrets.token_hex(6)
     p = app.ports
     p.tournaments.create(

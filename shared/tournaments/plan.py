@@ -225,7 +225,7 @@ def parse(body: Mapping[str, Any], *, max_games: int = DEFAULT_MAX_GAMES) -> Pla
     options = body.get("options") or {}
     if not isinstance(options, Mapping):
         raise PlanError("options must be an object", {"options": "an object"})
-    if "deal" in options:
+    if options.get("deal") is not None:
         raise PlanError("a tournament deals its own games", {"options.deal": "not allowed"})
     try:
         parsed = engine.parse_options(players, dict(options))

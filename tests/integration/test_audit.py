@@ -73,3 +73,34 @@ def test_a_players_feed_cannot_be_audited_for_it_has_no_hashes(stack: Stack) -> 
         f"/v1/games/{game['id']}/events", headers=bearer(game["tokens"][0])
     ).get_json()["events"]
     assert audit(game["id"], feed).failures == ["envelopes"]
+
+
+@pytest.mark.parametrize("game", ["fox", "skull", "skye"])
+def test_an_export_audits_offline_to_the_services_own_report(stack: Stack, game: str) -> None:
+    import json
+
+    gid, _ = _finished(stack, game)
+    exported = stack.http.get(f"/v1/games/{gid}/export")  # anyone, once the game is over
+    assert exported.status_code == 200 and exported.mimetype == "application/x-ndjson"
+    lines = [json.loads(line) for line in exported.data.decode().splitlines()]
+    offline = audit(gid, lines)
+    online = stack.http.get(f"/v1/games/{gid}/audit").get_json()
+    assert offline.status == online["status"] == "passed", online
+    assert offline.digest == online["final_state_digest"]
+    assert [c["name"] for c in online["checks"]][:2] == ["hash chain", "complete"]
+
+
+def test_a_running_game_is_audited_only_by_auditors_with_the_seed_unshown(stack: Stack) -> None:
+    game = stack.http.post(
+        "/v1/games", json={"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}
+    ).get_json()
+    gid = game["id"]
+    for path in ("export", "audit"):
+        assert stack.http.get(f"/v1/games/{gid}/{path}").status_code == 403
+        seat = stack.http.get(f"/v1/games/{gid}/{path}", headers=bearer(game["tokens"][0]))
+        assert seat.status_code == 403 and seat.get_json()["code"] == "auth/forbidden"
+    report = stack.http.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR)).get_json()
+    assert report["status"] == "passed", report  # re-decided with the seed the service holds
+    seed = stack.worker_app.ports.directory.get(gid).seed  # type: ignore[union-attr]
+    assert seed not in str(report)
+    assert stack.http.get("/v1/games/nope/audit", headers=bearer(AUDITOR)).status_code == 404

@@ -141,7 +141,7 @@ def test_a_bad_request_names_the_field() -> None:
         tournaments.create_tournament(app, {**FOX, "games": 7}, max_games=100)
     except Exception as exc:
         assert getattr(exc, "status", None) == 422
-        assert getattr(exc, "errors", {}) == {"games": "a multiple of 2"}
+        assert getattr(exc, "errors", {}) == {"games": ["a multiple of 2"]}
     else:
         raise AssertionError("7 games of 2 seatings was accepted")
     assert app.ports.tournaments.list_ids() == []

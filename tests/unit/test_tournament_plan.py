@@ -137,4 +137,8 @@ def test_bad_format_seed_and_options() -> None:
     assert "seed" in refused(seed="").errors
     assert "options.rules" in refused(options={"rules": 1}).errors
     assert "options.deal" in refused(game="fox", players=2, options={"deal": {}}).errors
+    # The options a tournament answers with (parsed, with nulls) can be sent back.
+    fox = parse(body(game="fox", players=2, entrants=[{"bot": "random"}] * 2, games=2))
+    assert parse(body(game="fox", players=2, entrants=[{"bot": "random"}] * 2, games=2,
+                      options=dict(fox.options))).options == fox.options  # fmt: skip
     assert "game" in refused(game="chess").errors
