@@ -51,15 +51,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     rebuild = sub.add_parser("rebuild", help="rewrite every game's projections from its events")
     rebuild.add_argument("game_ids", nargs="*")
 
-    aud = sub.add_parser("audit", help="verify a game's events: chain, seed, opening draw, replay")
-    aud.add_argument("game_id")
-    aud.add_argument("--api", default=os.environ.get("TABLETOP_API", "http://127.0.0.1:8000"))
+    aud = sub.add_parser(
+        "audit",
+        help="prove a game: chain, seed, opening draw, every command re-decided, final digest",
+    )
+    aud.add_argument("game_id", nargs="?", help="the game to fetch from the service")
+    aud.add_argument(
+        "--api",
+        default=os.environ.get("TABLETOP_API", "http://127.0.0.1:8000"),
+        help="the service (default: TABLETOP_API, else http://127.0.0.1:8000)",
+    )
     aud.add_argument(
         "--key",
-        default=os.environ.get("TABLETOP_AUDITOR_KEY"),
-        help="an auditor key (default: TABLETOP_AUDITOR_KEY)",
+        default=None,
+        help="an auditor key (default: TABLETOP_AUDITOR_KEY, else the first of "
+        "TABLETOP_AUDITOR_KEYS); a finished game needs none",
     )
-    aud.add_argument("--events", help="read the events from this JSON file instead")
+    aud.add_argument(
+        "--file",
+        "--events",
+        dest="path",
+        help="audit an export offline instead (JSONL from GET /v1/games/{id}/export, or the "
+        "JSON of GET /events); no service, no Redis",
+    )
 
     from services import tournament_cli
 
@@ -78,7 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd == "rebuild":
         return run_rebuild(args.game_ids)
     if args.cmd == "audit":
-        return run_audit(args.game_id, args.api, args.key, args.events)
+        from services.audit_cli import run_audit
+
+        return run_audit(args.game_id, args.api, args.key, args.path)
     if args.cmd == "tournament":
         return tournament_cli.run(args)
     return 2
@@ -172,44 +188,55 @@ def parse_bot(text: str) -> dict[str, Any]:
 
 
 def run_rebuild(game_ids: Sequence[str]) -> int:
-    """``tabletop rebuild``: projections from events, with progress."""
+    """``tabletop rebuild``: projections from events, with progress and a summary line, on the
+    stack's Redis (``REDIS_URL``, or the one ``make run`` started here); never a guessed one."""
     from rich.progress import track
 
     from shared.app import handlers, queries
     from shared.bootstrap import bootstrap
+    from shared.config import Settings
 
-    app = bootstrap()
-    ids = list(game_ids) or queries.list_games(app, limit=10**9)
-    for gid in track(ids, description=f"rebuilding {len(ids)} games"):
-        handlers.rebuild_projections(app, gid)
-    return 0
-
-
-def run_audit(game_id: str, api: str, key: str | None, path: str | None) -> int:
-    """``tabletop audit``: fetch every event as an auditor and check it; exit 1 on a failure."""
-    import json
-    import urllib.request
-
-    from shared.audit import audit
-
-    if path:
-        with open(path) as f:
-            doc = json.load(f)
-    else:
-        if not key:
-            print("an auditor key is needed (--key or TABLETOP_AUDITOR_KEY)", file=sys.stderr)
-            return 2
-        request = urllib.request.Request(
-            f"{api}/v1/games/{game_id}/events?limit=10000",
-            headers={"Authorization": f"Bearer {key}"},
+    url = os.environ.get("REDIS_URL") or _stack_redis_url()
+    if not url:
+        print(
+            "tabletop rebuild: no Redis to rebuild: set REDIS_URL, or run it beside `make run`",
+            file=sys.stderr,
         )
-        with urllib.request.urlopen(request) as resp:
-            doc = json.load(resp)
-    report = audit(game_id, doc["events"] if isinstance(doc, dict) else doc)
-    for name, result in report.checks.items():
-        print(f"{name:>16}: {result}")
-    print("AUDIT PASSED" if report.ok else f"AUDIT FAILED: {', '.join(report.failures)}")
-    return 0 if report.ok else 1
+        return 2
+    app = bootstrap(Settings.from_env({**os.environ, "REDIS_URL": url}))
+    try:
+        ids = list(game_ids) or queries.list_games(app, limit=10**9)
+    except Exception as exc:  # the Redis is not there: one line, not a traceback
+        print(f"tabletop rebuild: cannot read the games at {url}: {exc}", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    failed: list[str] = []
+    for gid in track(ids, description=f"rebuilding {len(ids)} games"):
+        try:
+            handlers.rebuild_projections(app, gid)
+        except LookupError:
+            failed.append(gid)
+    seconds = time.perf_counter() - started
+    print(
+        f"rebuilt {len(ids) - len(failed)} of {len(ids)} games in {seconds:.1f} s"
+        + (f"; no events for {', '.join(failed[:5])}" if failed else "")
+    )
+    return 1 if failed else 0
+
+
+def _stack_redis_url() -> str | None:
+    """The URL ``make run`` wrote for the Redis it started in this directory, if it runs."""
+    path = Path.cwd() / "run" / "redis.url"
+    if not path.exists():
+        return None
+    url = path.read_text().strip()
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        return None
+    return url
 
 
 def available_games() -> list[str]:
@@ -236,6 +263,8 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
         # Games outlive a restart: the AOF lives in ./run/redis (ignored by git).
         server = RedisServer(redis_port, persist=True, data_dir=str(Path.cwd() / "run" / "redis"))
         env["REDIS_URL"] = server.url
+        # Where `tabletop rebuild` (and other tools beside the stack) find this Redis.
+        (Path.cwd() / "run" / "redis.url").write_text(server.url + "\n")
     procs: list[subprocess.Popen[bytes]] = []
     py = sys.executable
     try:

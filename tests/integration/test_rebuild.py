@@ -41,3 +41,19 @@ def test_rebuild_from_events_gives_the_same_bytes(redis_client: redis.Redis, gam
         redis_client.delete(k)
     handlers.rebuild_projections(bootstrap(Settings(), client=redis_client), gid)
     assert [redis_client.get(k) for k in names] == before
+
+
+def test_the_cli_rebuilds_every_game_with_a_summary(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from services.cli import main
+    from shared.app import handlers
+    from shared.bootstrap import bootstrap
+    from shared.config import Settings
+
+    app = bootstrap(Settings(redis_url=redis_url))
+    ids = [handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}]).game_id
+           for _ in range(3)]  # fmt: skip
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    assert main(["rebuild", *ids]) == 0
+    assert "rebuilt 3 of 3 games" in capsys.readouterr().out

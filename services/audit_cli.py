@@ -1,0 +1,131 @@
+"""``tabletop audit``: fetch a game's whole log from the service (every page, up to the head
+version it reports) or read an export, and run ``shared.audit`` on it. Errors are one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from shared.audit import audit
+
+PAGE = 1000
+EXIT = {"passed": 0, "failed": 1, "incomplete": 3}
+
+
+class AuditError(Exception):
+    """A one-line reason the audit could not run."""
+
+
+def auditor_key(env: Mapping[str, str] | None = None) -> str | None:
+    """``TABLETOP_AUDITOR_KEY``, else the first of ``TABLETOP_AUDITOR_KEYS`` (the server's)."""
+    env = os.environ if env is None else env
+    if env.get("TABLETOP_AUDITOR_KEY"):
+        return env["TABLETOP_AUDITOR_KEY"]
+    keys = [k.strip() for k in env.get("TABLETOP_AUDITOR_KEYS", "").split(",") if k.strip()]
+    return keys[0] if keys else None
+
+
+def run_audit(game_id: str | None, api: str, key: str | None, path: str | None) -> int:
+    """Print each check and the verdict; exit 0 passed, 1 failed, 3 incomplete (checks that
+    wait for the seed of a running game), 2 when the audit could not run."""
+    try:
+        if path:
+            docs, head = read_file(path), None
+            game_id = game_id or Path(path).stem
+        elif not game_id:
+            raise AuditError("give a GAME_ID (with --api) or --file EXPORT")
+        else:
+            docs, head = fetch(api.rstrip("/"), game_id, key or auditor_key())
+    except AuditError as exc:
+        print(f"tabletop audit: {exc}", file=sys.stderr)
+        return 2
+    report = audit(game_id, docs, head_version=head)
+    for name, result in report.checks.items():
+        print(f"{name:>20}: {result}")
+    if report.status == "passed":
+        print(f"AUDIT PASSED: {report.commands} commands re-decided, digest {report.digest}")
+    elif report.status == "incomplete":
+        print(
+            f"AUDIT INCOMPLETE: nothing failed; waiting for the seed: {', '.join(report.waiting)}"
+        )
+    else:
+        first = report.first_failure or {}
+        print(f"AUDIT FAILED at version {first.get('version')}: {first.get('reason')}")
+    return EXIT[report.status]
+
+
+def read_file(path: str) -> list[dict[str, Any]]:
+    """An export (JSONL, one envelope a line) or a saved ``GET /events`` answer (JSON)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise AuditError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        if text.lstrip().startswith(("{", "[")) and "\n{" not in text.strip():
+            doc = json.loads(text)
+            events = doc["events"] if isinstance(doc, dict) and "events" in doc else doc
+            return list(events if isinstance(events, list) else [events])
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise AuditError(
+            f"{path} is neither an export (JSONL) nor an events document: {exc}"
+        ) from None
+
+
+def fetch(api: str, game_id: str, key: str | None) -> tuple[list[dict[str, Any]], int]:
+    """Every envelope of the game, page by page, and the head version the service reported."""
+    events: list[dict[str, Any]] = []
+    head = 0
+    after = 0
+    while True:
+        query = urllib.parse.urlencode({"after": after, "limit": PAGE})
+        doc = _get(f"{api}/v1/games/{urllib.parse.quote(game_id)}/events?{query}", key)
+        head = max(head, int(doc.get("version", 0)))
+        page = doc.get("events") or []
+        if page and "hash" not in page[0]:
+            raise AuditError(
+                "the service sent events without hashes: a running game needs an auditor key "
+                "(--key, TABLETOP_AUDITOR_KEY or TABLETOP_AUDITOR_KEYS)"
+            )
+        events.extend(page)
+        if not page or after + len(page) >= head:
+            return events, head
+        after = int(page[-1]["version"])
+
+
+def _get(url: str, key: str | None) -> dict[str, Any]:
+    headers = {"Accept": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+            body: dict[str, Any] = json.load(r)
+            return body
+    except urllib.error.HTTPError as exc:
+        detail = _detail(exc)
+        if exc.code == 404:
+            raise AuditError(f"no such game ({detail})") from None
+        if exc.code in (401, 403):
+            raise AuditError(f"the service refused the key: {detail}") from None
+        raise AuditError(f"the service answered {exc.code}: {detail}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise AuditError(f"cannot reach the service at {url.split('/v1/')[0]}: {reason}") from None
+    except json.JSONDecodeError:
+        raise AuditError("the service's answer is not JSON") from None
+
+
+def _detail(exc: urllib.error.HTTPError) -> str:
+    try:
+        doc = json.loads(exc.read() or b"{}")
+    except (json.JSONDecodeError, OSError):
+        return str(exc.reason)
+    return str(doc.get("detail") or doc.get("title") or exc.reason)
