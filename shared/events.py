@@ -16,6 +16,7 @@ the chain with ``verify_chain``.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -87,6 +88,14 @@ class Envelope:
 _FIELDS = ("version", "type", "data", "command_id", "seat", "at", "prev_hash", "hash")
 
 
+def event_salt(seed: str, version: int) -> str:
+    """The secret salt hashed into the envelope at ``version``: HMAC-SHA256 keyed with the
+    game's seed over ``salt:<version>`` (hex). Unknown until the seed is revealed, it makes
+    every hash a hiding commitment: no one can test a guess of a hidden disc or price against
+    a hash, so hashes can be shown to everyone; anyone recomputes them once the game ends."""
+    return hmac.new(seed.encode(), f"salt:{version}".encode(), hashlib.sha256).hexdigest()
+
+
 def chain_hash(
     prev_hash: str,
     *,
@@ -96,9 +105,11 @@ def chain_hash(
     command_id: str | None,
     seat: int | None,
     at: str,
+    salt: str,
     command: Mapping[str, Any] | None = None,
 ) -> str:
-    """The hash of one envelope given the hash before it."""
+    """The hash of one envelope given the hash before it: SHA-256 of ``prev_hash``, a newline
+    and the canonical JSON of its content with its ``salt`` (see docs/fairness.md)."""
     content: dict[str, Any] = {
         "version": version,
         "type": type,
@@ -106,6 +117,7 @@ def chain_hash(
         "command_id": command_id,
         "seat": seat,
         "at": at,
+        "salt": salt,
     }
     if command is not None:
         content["command"] = command
@@ -121,10 +133,12 @@ def seal(
     command_id: str | None,
     seat: int | None,
     at: str,
+    seed: str,
     command: Mapping[str, Any] | None = None,
 ) -> list[Envelope]:
     """Envelopes for ``events`` appended after ``after_version`` whose last hash is
-    ``prev_hash``; the first records ``command`` when one is given."""
+    ``prev_hash``, salted from the game's ``seed``; the first records ``command`` when one is
+    given."""
     out: list[Envelope] = []
     version = after_version
     for event in events:
@@ -139,6 +153,7 @@ def seal(
             command_id=command_id,
             seat=seat,
             at=at,
+            salt=event_salt(seed, version),
             command=recorded,
         )
         out.append(
@@ -158,8 +173,9 @@ def seal(
     return out
 
 
-def verify_chain(envelopes: Iterable[Envelope]) -> int:
-    """Checks versions are contiguous from 1 and every hash; returns the last version.
+def verify_chain(envelopes: Iterable[Envelope], seed: str) -> int:
+    """Checks versions are contiguous from 1 and every hash (salted from ``seed``); returns the
+    last version.
 
     Raises ValueError naming the first broken envelope.
     """
@@ -177,9 +193,23 @@ def verify_chain(envelopes: Iterable[Envelope]) -> int:
             command_id=env.command_id,
             seat=env.seat,
             at=env.at,
+            salt=event_salt(seed, env.version),
             command=env.command,
         )
         if h != env.hash:
             raise ValueError(f"version {env.version}: hash does not match its content")
         prev, expected = h, expected + 1
+    return expected - 1
+
+
+def verify_links(envelopes: Iterable[Envelope]) -> int:
+    """Without the seed: versions contiguous from 1 and each ``prev_hash`` the hash before it
+    (the content's hashes wait for the seed); returns the last version."""
+    prev, expected = GENESIS_HASH, 1
+    for env in envelopes:
+        if env.version != expected:
+            raise ValueError(f"version {env.version} where {expected} was expected")
+        if env.prev_hash != prev:
+            raise ValueError(f"version {env.version}: prev_hash does not match")
+        prev, expected = env.hash, expected + 1
     return expected - 1

@@ -46,6 +46,7 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
         version=record.version,
         seats=[_public_seat(i, s) for i, s in enumerate(record.seats)],
         seed_sha256=record.seed_sha256,
+        head_hash=record.head_hash,
     )
     if record.match.tournament is not None:
         doc["tournament"] = dict(record.match.tournament)
@@ -62,12 +63,13 @@ def visible_events(
 ) -> list[dict[str, Any]]:
     """Envelopes as ``reader`` (a seat, None for spectators, ``AUDITOR``) may read them.
 
-    Auditors get every field, with the hash chain. Others get each event redacted by the
-    engine (wholly secret events left out) and no ``hash``/``prev_hash``: a hash over hidden
-    content with few possible values (a disc is a flower or a skull) would give it away to
-    anyone who tries each value, and the next event's ``prev_hash`` is that same hash. A
-    recorded ``command`` goes through the same redaction: its sender reads it whole, everyone
-    else without the fields the engine declares secret (``TRAITS.secret_command_fields``).
+    Auditors get every field. Others get each event redacted by the engine (wholly secret
+    events left out), with the same ``hash`` and ``prev_hash``: every hash is salted with a
+    secret from the seed (``events.event_salt``), so it commits to the hidden content without
+    giving it away (no one can test a guess of a disc or a price against it), and a player can
+    check after the game that the exported history is the one it was shown. A recorded
+    ``command`` goes through the same redaction: its sender reads it whole, everyone else
+    without the fields the engine declares secret (``TRAITS.secret_command_fields``).
     """
     out: list[dict[str, Any]] = []
     seat = reader if isinstance(reader, int) else None
@@ -76,7 +78,6 @@ def visible_events(
         if reader == AUDITOR:
             out.append(doc)
             continue
-        del doc["hash"], doc["prev_hash"]
         if env.command is not None:
             doc["command"] = redact_command(engine, env.command, env.seat, seat)
         if env.type in SERVICE_EVENTS:

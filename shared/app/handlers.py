@@ -151,6 +151,7 @@ def create_game(
         command_id="create",
         seat=None,
         at=p.clock.now(),
+        seed=seed,
     )
     record = fold(game_id, envs)
     # The directory first: a game whose events exist must always have its seed and roster.
@@ -280,6 +281,7 @@ def _apply(
             command_id=cid,
             seat=seat,
             at=app.ports.clock.now(),
+            seed=secret_seed(app, gid),
             command=parsed,
         )
         try:

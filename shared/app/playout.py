@@ -67,7 +67,13 @@ def play(
         return _fast(engine, game, seats, opts, seed, max_actions)
     new = creation_events(game, seats, opts, seed, tournament=tournament)
     envs = seal(
-        new, after_version=0, prev_hash=GENESIS_HASH, command_id="create", seat=None, at=clock()
+        new,
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="create",
+        seat=None,
+        at=clock(),
+        seed=seed,
     )
     record = fold("playout", envs)
     played = Played(record=record, envelopes=list(envs) if keep_envelopes else [])
@@ -106,6 +112,7 @@ def play(
                 command_id=cid,
                 seat=seat,
                 at=clock(),
+                seed=seed,
                 command=parsed,
             )
             played.envelopes.extend(sealed)

@@ -44,11 +44,12 @@ def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
     forged[3]["data"]["card"] = {**card, "rank": card["rank"] % 11 + 1}
     assert audit(gid, forged).failures == ["hash chain"]
     # Re-hashing a forged log cannot keep the seed: sha256 of another seed will not match.
-    from shared.events import GENESIS_HASH, chain_hash
+    from shared.events import GENESIS_HASH, chain_hash, event_salt
 
     lying = copy.deepcopy(events)
     lying[-1]["data"]["seed"] = "another seed"
     prev = GENESIS_HASH
+    # The forger salts with the seed it reveals; the commitment still gives it away.
     for e in lying:
         e["prev_hash"] = prev
         e["hash"] = prev = chain_hash(
@@ -59,6 +60,7 @@ def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
             command_id=e["command_id"],
             seat=e["seat"],
             at=e["at"],
+            salt=event_salt("another seed", e["version"]),
             command=e.get("command"),
         )
     report = audit(gid, lying)
@@ -66,13 +68,53 @@ def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
     assert report.first_failure["version"] == lying[-1]["version"]  # type: ignore[index]
 
 
-def test_a_players_feed_cannot_be_audited_for_it_has_no_hashes(stack: Stack) -> None:
-    body = {"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}
+def test_a_player_checks_the_export_against_the_hashes_it_was_shown(stack: Stack) -> None:
+    import json
+
+    from shared.audit import check_history
+
+    body = {"game": "fox", "seats": [{"name": "a"}, {"bot": "random"}], "options": {"target": 1}}
     game = stack.http.post("/v1/games", json=body).get_json()
-    feed = stack.http.get(
-        f"/v1/games/{game['id']}/events", headers=bearer(game["tokens"][0])
-    ).get_json()["events"]
-    assert audit(game["id"], feed).failures == ["envelopes"]
+    gid, token = game["id"], game["tokens"][0]
+    seen: dict[int, str] = {}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        mine = view(stack, gid, token)
+        seen[mine["version"]] = mine["head_hash"]  # what a client keeps as it plays
+        if mine["outcome"] is not None:
+            break
+        if 0 in mine["to_act"]:
+            stack.http.post(f"/v1/games/{gid}/commands", json=mine["legal_commands"][0],
+                            headers={**bearer(token), "Prefer": "wait=5"})  # fmt: skip
+        else:
+            time.sleep(0.01)
+    assert len(seen) > 5
+    # Its event feed carries the same commitments as the full log.
+    feed = stack.http.get(f"/v1/games/{gid}/events", headers=bearer(token)).get_json()["events"]
+    lines = stack.http.get(f"/v1/games/{gid}/export").data.decode().splitlines()
+    export = [json.loads(line) for line in lines]
+    by_version = {e["version"]: e["hash"] for e in export}
+    assert all(by_version[e["version"]] == e["hash"] for e in feed)
+    # After the game: the export is the history it was shown, version by version...
+    assert check_history(export, seen) == []
+    assert audit(gid, export).status == "passed"
+    # ...and a history rewritten after the fact (consistently re-hashed) is not.
+    from shared.events import GENESIS_HASH, chain_hash, event_salt
+
+    forged = copy.deepcopy(export)
+    played = next(e for e in forged if e["type"] == "card_played" and e["seat"] == 1)
+    played["at"] = "2000-01-01T00:00:00.000Z"
+    seed, prev = forged[-1]["data"]["seed"], GENESIS_HASH
+    for e in forged:
+        e["prev_hash"] = prev
+        e["hash"] = prev = chain_hash(
+            prev, version=e["version"], type=e["type"], data=e["data"],
+            command_id=e["command_id"], seat=e["seat"], at=e["at"],
+            salt=event_salt(seed, e["version"]), command=e.get("command"),
+        )  # fmt: skip
+    assert audit(gid, forged).checks["hash chain"].startswith("ok")  # consistent on its own
+    wrong = check_history(forged, seen)
+    assert wrong and min(wrong) >= played["version"]
 
 
 @pytest.mark.parametrize("game", ["fox", "skull", "skye"])

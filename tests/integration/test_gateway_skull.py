@@ -11,7 +11,7 @@ import random
 import time
 from typing import Any
 
-from shared.events import Envelope, chain_hash, verify_chain
+from shared.events import Envelope, chain_hash, event_salt, verify_chain
 from tests.integration.api import act, events, problem, send, view
 from tests.integration.conftest import AUDITOR, Stack
 
@@ -259,7 +259,7 @@ def test_human_and_three_random_bots_play_to_the_end(stack: Stack) -> None:
         p["eliminated"] for s, p in enumerate(players) if s != winner
     )
     envelopes = [Envelope.from_dict(e) for e in events(stack, gid, AUDITOR)]
-    assert verify_chain(envelopes) == final["version"]
+    assert verify_chain(envelopes, envelopes[-1].data["seed"]) == final["version"]
     assert envelopes[0].type == "game_created" and envelopes[-1].type == "seed_revealed"
     [won] = [e for e in envelopes if e.type == "game_won"]
     assert list(won.data["winners"]) == outcome["winners"]
@@ -350,7 +350,7 @@ def test_views_never_show_another_seats_disc_faces(stack: Stack) -> None:
     honest, honest_tokens = _placing_game(stack, HONEST)
 
     def comparable(v: dict) -> dict:
-        return {k: val for k, val in v.items() if k not in ("id", "seed_sha256")}
+        return {k: val for k, val in v.items() if k not in ("id", "seed_sha256", "head_hash")}
 
     # Seats 1 and 3 placed the same faces in both games, seats 0 and 2 did not: 1's and 3's
     # views, and the public view, are the same whatever 0 and 2 placed
@@ -380,33 +380,53 @@ def test_events_never_show_another_seats_disc_faces(stack: Stack) -> None:
                 assert e["data"]["disc"] is None and e["redacted"] is True, (reader, e)
 
 
-def test_redacted_event_hashes_do_not_give_away_the_face(stack: Stack) -> None:
-    # A disc has two faces: any hash over a redacted event (or the next one's prev_hash) would
-    # let a seat try both and learn the face, so players and spectators get no hashes.
-    gid, tokens = _placing_game(stack, BLUFF)
+def _faces_recovered(feed: list[dict], salt_of: Any) -> dict[int, str]:
+    """The hidden faces a reader of ``feed`` finds by trying both faces with the salts
+    ``salt_of(version)`` gives it, against each event's hash and the next one's prev_hash."""
     recovered = {}
+    by_version = {e["version"]: e for e in feed}
+    for e in of_type(feed, "disc_placed"):
+        if e["data"]["disc"] is not None:
+            continue
+        after = by_version.get(e["version"] + 1, {})
+        prev = e["prev_hash"]
+        for face in (FLOWER, SKULL):
+            for salt in salt_of(e["version"]):
+                guess = chain_hash(
+                    prev,
+                    version=e["version"],
+                    type=e["type"],
+                    data={**e["data"], "disc": face},
+                    command_id=e["command_id"],
+                    seat=e["seat"],
+                    at=e["at"],
+                    salt=salt,
+                    command={"type": "place", "disc": face} if "command" in e else None,
+                )
+                if guess in (e["hash"], after.get("prev_hash")):
+                    recovered[e["version"]] = face
+    return recovered
+
+
+def test_redacted_event_hashes_do_not_give_away_the_face(stack: Stack) -> None:
+    # A disc has two faces: a plain hash over a redacted event would let a seat try both. The
+    # hashes are salted with a secret from the seed, so everyone may hold them as commitments.
+    gid, tokens = _placing_game(stack, BLUFF)
+    public = view(stack, gid)
+
+    def public_salts(version: int) -> list[str]:
+        sha = public["seed_sha256"]
+        return ["", sha, event_salt(sha, version), event_salt(gid, version)]
+
     for reader in (tokens[1], None):
         feed = events(stack, gid, reader)
-        assert all("hash" not in e and "prev_hash" not in e for e in feed)
-        by_version = {e["version"]: e for e in feed}
-        for e in of_type(feed, "disc_placed"):
-            if e["data"]["disc"] is not None:
-                continue
-            after = by_version.get(e["version"] + 1, {})
-            for face in (FLOWER, SKULL):
-                for prev in {e.get("prev_hash"), after.get("prev_hash"), e.get("hash")} - {None}:
-                    guess = chain_hash(
-                        prev,
-                        version=e["version"],
-                        type=e["type"],
-                        data={**e["data"], "disc": face},
-                        command_id=e["command_id"],
-                        seat=e["seat"],
-                        at=e["at"],
-                        command={"type": "place", "disc": face} if "command" in e else None,
-                    )
-                    if guess in (e.get("hash"), after.get("prev_hash")):
-                        recovered[e["version"]] = face
-    assert recovered == {}, f"seat 1 recovered other seats' faces: {recovered}"
+        assert all(e["hash"] and e["prev_hash"] for e in feed)
+        recovered = _faces_recovered(feed, public_salts)
+        assert recovered == {}, f"a reader recovered other seats' faces: {recovered}"
+    # With the seed (everyone's after the game) the same trial finds every face: it can fail.
+    seed = stack.worker_app.ports.directory.get(gid).seed  # type: ignore[union-attr]
+    feed = events(stack, gid, tokens[1])
+    hidden = [e for e in of_type(feed, "disc_placed") if e["data"]["disc"] is None]
+    assert hidden and len(_faces_recovered(feed, lambda v: [event_salt(seed, v)])) == len(hidden)
     audit = events(stack, gid, AUDITOR)
     assert all(e["hash"] and e["prev_hash"] for e in audit)

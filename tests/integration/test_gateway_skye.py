@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shared.events import Envelope, chain_hash, verify_chain
+from shared.events import Envelope, chain_hash, event_salt, verify_chain
 from shared.games.skye import random_command
 from tests.integration.api import act, bearer, events, problem, send, view
 from tests.integration.conftest import AUDITOR, ORGANIZER, Stack
@@ -116,7 +116,7 @@ def test_whole_game_one_human_against_two_random_bots(stack: Stack) -> None:
         assert p["to_place"] == [] and len(p["territory"]) >= 1
     full = events(stack, gid, AUDITOR)
     envelopes = [Envelope.from_dict(e) for e in full]
-    assert verify_chain(envelopes) == final["version"]
+    assert verify_chain(envelopes, envelopes[-1].data["seed"]) == final["version"]
     assert envelopes[-1].type == "seed_revealed"
     assert [e.type for e in envelopes].count("round_scored") == 6
 
@@ -166,7 +166,7 @@ def test_prices_and_axe_stay_secret_until_all_are_set(stack: Stack) -> None:
         assert other["gold"] == 5  # gold in hand + gold on the tiles: says nothing of prices
         assert leaks(seen, axe, prices) == []
         # Nothing else changed: only the version, who must act and A's "prices set" flag.
-        strip = ("version", "to_act", "players")
+        strip = ("version", "head_hash", "to_act", "players")
         assert {k: v for k, v in seen.items() if k not in strip} == {
             k: v for k, v in before.items() if k not in strip
         }
@@ -203,10 +203,10 @@ def test_prices_and_axe_stay_secret_until_all_are_set(stack: Stack) -> None:
     assert {cmd["tile"] for cmd in legal_a if cmd["type"] == "buy"} == set(before_b["drawn"][1:])
 
 
-def guess_prices(evs: list[dict], drawn: list[str], gold: int) -> list[dict]:
-    """Every axe and price split of ``drawn`` whose chain hash matches the ``prices_set`` event
-    in ``evs`` (its ``hash`` or the next event's ``prev_hash``): what a reader could learn by
-    trying them all."""
+def guess_prices(evs: list[dict], drawn: list[str], gold: int, salts: list[str]) -> list[dict]:
+    """Every axe and price split of ``drawn`` whose chain hash, salted with one of ``salts``,
+    matches the ``prices_set`` event in ``evs`` (its ``hash`` or the next event's
+    ``prev_hash``): what a reader could learn by trying them all."""
     [i] = [k for k, e in enumerate(evs) if e["type"] == "prices_set"]
     e = evs[i]
     after = evs[i + 1] if i + 1 < len(evs) else {}
@@ -230,18 +230,20 @@ def guess_prices(evs: list[dict], drawn: list[str], gold: int) -> list[dict]:
                     if "command" in e
                     else None
                 )
-                guess = chain_hash(
-                    prev,
-                    version=e["version"],
-                    type=e["type"],
-                    data=data,
-                    command_id=e["command_id"],
-                    seat=e["seat"],
-                    at=e["at"],
-                    command=command,
-                )
-                if guess in targets:
-                    found.append(data)
+                for salt in salts:
+                    guess = chain_hash(
+                        prev,
+                        version=e["version"],
+                        type=e["type"],
+                        data=data,
+                        command_id=e["command_id"],
+                        seat=e["seat"],
+                        at=e["at"],
+                        salt=salt,
+                        command=command,
+                    )
+                    if guess in targets:
+                        found.append(data)
     return found
 
 
@@ -255,11 +257,19 @@ def test_event_hashes_do_not_give_away_the_prices(stack: Stack) -> None:
     secret = {"seat": 0, "discard": drawn[2], "prices": command["prices"]}
     audit = events(stack, gid, AUDITOR)
     assert all(e["hash"] and e["prev_hash"] for e in audit)
-    assert guess_prices(audit, drawn, 5) == [secret]  # the trial works where hashes are given
+    [priced] = [e for e in audit if e["type"] == "prices_set"]
+    seed = stack.worker_app.ports.directory.get(gid).seed  # type: ignore[union-attr]
+    # The trial works for whoever holds the seed (after the game: everyone)...
+    assert guess_prices(audit, drawn, 5, [event_salt(seed, priced["version"])]) == [secret]
+    # ...while every reader gets the same hashes and no salt it can make from public data.
+    public = view(stack, gid)
+    salts = ["", public["seed_sha256"], event_salt(public["seed_sha256"], priced["version"]),
+             event_salt(gid, priced["version"])]  # fmt: skip
     for reader in (tokens[1], tokens[2], None):
         feed = events(stack, gid, reader)
-        assert all("hash" not in e and "prev_hash" not in e for e in feed)
-        assert guess_prices(feed, drawn, 5) == []
+        assert [e["hash"] for e in feed] == [e["hash"] for e in audit if e["version"] in
+                                             {f["version"] for f in feed}]  # fmt: skip
+        assert guess_prices(feed, drawn, 5, salts) == []
 
 
 # ---- 3. bad input: a 4xx problem and nothing changes -----------------------------------------

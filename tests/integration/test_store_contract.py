@@ -32,6 +32,7 @@ def _append(store: EventStore, gid: str, n: int, *, cid: str | None = None, at: 
         command_id=cid,
         seat=0,
         at="2026-11-30T00:00:00Z",
+        seed="contract",
     )
     return store.append(gid, envs, expected_version=version, command_id=cid)
 
@@ -49,7 +50,7 @@ def test_append_then_read_all_and_from_a_version(store: EventStore) -> None:
     assert [e.version for e in store.read("g1", after=3)] == [4, 5]
     assert [e.version for e in store.read("g1", after=1, limit=2)] == [2, 3]
     assert envs[0].data == {"i": 0, "s": "é"}
-    assert verify_chain(envs) == 5
+    assert verify_chain(envs, "contract") == 5
     assert store.head("g1") == (5, envs[-1].hash)
 
 
@@ -63,6 +64,7 @@ def test_stale_expected_version_is_refused_and_nothing_is_written(store: EventSt
         command_id=None,
         seat=None,
         at="t",
+        seed="contract",
     )
     with pytest.raises(StaleVersion):
         store.append("g1", envs, expected_version=1)
@@ -78,6 +80,7 @@ def test_wrong_prev_hash_is_refused(store: EventStore) -> None:
         command_id=None,
         seat=None,
         at="t",
+        seed="contract",
     )
     with pytest.raises(StaleVersion):
         store.append("g1", envs, expected_version=1)
@@ -118,7 +121,7 @@ def test_concurrent_appends_at_one_version_only_one_wins(store: EventStore) -> N
     for t in threads:
         t.join()
     assert len(wins) == 1 and len(stale) == 7
-    assert verify_chain(store.read("g1")) == 2
+    assert verify_chain(store.read("g1"), "contract") == 2
 
 
 def test_tampered_event_breaks_the_chain(store: EventStore) -> None:
@@ -126,4 +129,4 @@ def test_tampered_event_breaks_the_chain(store: EventStore) -> None:
     envs = store.read("g1")
     forged = envs[1].__class__(**{**envs[1].to_dict(), "data": {"i": 99}})
     with pytest.raises(ValueError, match="version 2"):
-        verify_chain([envs[0], forged, envs[2]])
+        verify_chain([envs[0], forged, envs[2]], "contract")

@@ -6,7 +6,16 @@ import dataclasses
 
 import pytest
 
-from shared.events import GENESIS_HASH, Envelope, NewEvent, chain_hash, seal, verify_chain
+from shared.events import (
+    GENESIS_HASH,
+    Envelope,
+    NewEvent,
+    chain_hash,
+    event_salt,
+    seal,
+    verify_chain,
+    verify_links,
+)
 
 
 def _chain(n: int) -> list[Envelope]:
@@ -17,6 +26,7 @@ def _chain(n: int) -> list[Envelope]:
         command_id="c",
         seat=1,
         at="2026-01-01T00:00:00Z",
+        seed="chain-seed",
     )
 
 
@@ -25,13 +35,19 @@ def test_seal_links_each_envelope_to_the_one_before() -> None:
     assert [e.version for e in envs] == [1, 2, 3]
     assert envs[0].prev_hash == GENESIS_HASH
     assert envs[1].prev_hash == envs[0].hash and envs[2].prev_hash == envs[1].hash
-    assert verify_chain(envs) == 3
+    assert verify_chain(envs, "chain-seed") == 3
 
 
 def test_hash_covers_every_field() -> None:
     env = _chain(1)[0]
     base = dict(
-        version=1, type="e", data={"i": 0}, command_id="c", seat=1, at="2026-01-01T00:00:00Z"
+        version=1,
+        type="e",
+        data={"i": 0},
+        command_id="c",
+        seat=1,
+        at="2026-01-01T00:00:00Z",
+        salt=event_salt("chain-seed", 1),
     )
     assert chain_hash(GENESIS_HASH, **base) == env.hash
     for field, other in [
@@ -40,6 +56,7 @@ def test_hash_covers_every_field() -> None:
         ("command_id", "d"),
         ("seat", 0),
         ("at", "2026-01-01T00:00:01Z"),
+        ("salt", event_salt("another seed", 1)),
     ]:
         assert chain_hash(GENESIS_HASH, **{**base, field: other}) != env.hash
 
@@ -50,12 +67,20 @@ def test_any_change_or_gap_is_detected(index: int) -> None:
     forged = list(envs)
     forged[index] = dataclasses.replace(envs[index], data={"i": 42})
     with pytest.raises(ValueError):
-        verify_chain(forged)
+        verify_chain(forged, "chain-seed")
     if index < 2:  # dropping the last one leaves a valid, shorter chain
         with pytest.raises(ValueError):
-            verify_chain(envs[:index] + envs[index + 1 :])
+            verify_chain(envs[:index] + envs[index + 1 :], "chain-seed")
 
 
 def test_envelope_round_trips_through_dict() -> None:
     env = _chain(1)[0]
     assert Envelope.from_dict(env.to_dict()) == env
+
+
+def test_salts_differ_by_version_and_seed_and_the_chain_needs_the_seed() -> None:
+    assert event_salt("s", 1) != event_salt("s", 2) != event_salt("t", 2)
+    envs = _chain(3)
+    with pytest.raises(ValueError):
+        verify_chain(envs, "another seed")  # the salts are the seed's
+    assert verify_links(envs) == 3  # the links hold without it
