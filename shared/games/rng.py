@@ -85,6 +85,17 @@ def _hmac_block(pads: tuple[Any, Any], msg: bytes) -> int:
     return int.from_bytes(o.digest(), "big")
 
 
+def hmac_hex(seed: str, msg: bytes) -> str:
+    """``hmac.new(seed, msg, sha256).hexdigest()`` from the key's cached pads (the envelope
+    salts: one per event)."""
+    inner, outer = _hmac_pads(seed)
+    h = inner.copy()
+    h.update(msg)
+    o = outer.copy()
+    o.update(h.digest())
+    return o.hexdigest()
+
+
 @functools.lru_cache(maxsize=4096)
 def _hmac_pads(seed: str) -> tuple[Any, Any]:
     """SHA-256 states after the HMAC inner and outer key pads (RFC 2104) of ``seed``."""

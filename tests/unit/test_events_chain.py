@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.events import (
     GENESIS_HASH,
     Envelope,
     NewEvent,
+    canonical_json,
     chain_hash,
     event_salt,
     seal,
@@ -84,3 +88,41 @@ def test_salts_differ_by_version_and_seed_and_the_chain_needs_the_seed() -> None
     with pytest.raises(ValueError):
         verify_chain(envs, "another seed")  # the salts are the seed's
     assert verify_links(envs) == 3  # the links hold without it
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+    | st.text(st.characters(blacklist_categories=("Cs",))),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.text(st.characters(blacklist_categories=("Cs",)), max_size=8), inner, max_size=4
+        )
+    ),  # fmt: skip
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES)
+def test_canonical_json_is_the_standard_librarys_spelling(value: object) -> None:
+    # The hashes were defined with json.dumps; the fast path must give the same bytes.
+    assert canonical_json(value) == json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def test_canonical_json_handles_what_orjson_refuses() -> None:
+    assert canonical_json({"n": 2**70}) == '{"n":' + str(2**70) + "}"
+    assert canonical_json({1: "a"}) == '{"1":"a"}'
+
+
+def test_the_salt_is_the_plain_hmac() -> None:
+    import hashlib
+    import hmac
+
+    for seed in ("s", "x" * 100, "é"):
+        expected = hmac.new(seed.encode(), b"salt:7", hashlib.sha256).hexdigest()
+        assert event_salt(seed, 7) == expected
