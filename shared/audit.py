@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import games
+from shared.app import fairness
 from shared.app import match as match_
-from shared.app.handlers import decide_events
+from shared.app.handlers import decide_any, setup_events
 from shared.events import (
     GAME_CREATED,
     SEED_REVEALED,
@@ -43,7 +44,7 @@ from shared.events import (
     verify_links,
 )
 from shared.games.errors import GameError
-from shared.games.rng import Rng, seed_hash
+from shared.games.rng import seed_hash
 from shared.projections import view
 from shared.record import fold
 
@@ -241,35 +242,44 @@ def _redecide(
             report.wait(name, "needs the seed (revealed when the game ends)")
         report.commands = sum(1 for g in rest if g[0].command is not None)
         return
-    n = len(created["seats"])
-    try:
-        drawn = [engine.event_to_json(e) for e in engine.setup(n, created["options"],
-                                                               Rng(seed, "setup"))]  # fmt: skip
-    except GameError as exc:
-        report.failed("opening draw", f"setup refuses the recorded options: {exc}", 1)
-        return
-    recorded = [{"type": e.type, "data": e.data} for e in opening[1:]]
-    if _plain(drawn) != _plain(recorded):
-        at = _first_difference(drawn, recorded)
-        report.failed(
-            "opening draw",
-            f"setup from the seed differs from the log at version {opening[0].version + 1 + at}",
-            opening[0].version + 1 + at,
-        )
-        return
-    report.passed("opening draw", f"{len(drawn)} setup events recomputed from the seed")
-    # Fold the opening, then re-decide command by command.
     match = match_.evolve(None, GAME_CREATED, created)
+    assert match is not None
+    contributed = match.fairness == fairness.CONTRIBUTED
     state = None
-    for e in opening[1:]:
-        state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
+    if contributed:
+        # Dealt later, from the play seed, by the last client seed's command (below).
+        if len(opening) > 1:
+            report.failed(
+                "opening draw",
+                "a game of contributed fairness was dealt before its client seeds",
+                opening[1].version,
+            )
+            return
+    else:
+        n = len(created["seats"])
+        try:
+            drawn = setup_events(engine, n, created["options"], seed)
+        except GameError as exc:
+            report.failed("opening draw", f"setup refuses the recorded options: {exc}", 1)
+            return
+        recorded = [{"type": e.type, "data": e.data} for e in opening[1:]]
+        expected = [{"type": e.type, "data": e.data} for e in drawn]
+        if _plain(expected) != _plain(recorded):
+            at = opening[0].version + 1 + _first_difference(expected, recorded)
+            report.failed(
+                "opening draw", f"setup from the seed differs from the log at version {at}", at
+            )
+            return
+        report.passed("opening draw", f"{len(drawn)} setup events recomputed from the seed")
+        for e in opening[1:]:
+            state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
     commands = 0
     for group in rest:
         first = group[0]
         if all(e.type in SERVICE_EVENTS for e in group) and first.command is None:
             for e in group:  # a seat change, a clock... (the match's own events)
                 if e.type != SEED_REVEALED:
-                    match = match_.evolve(match, e.type, e.data)
+                    match = match_.evolve(match, e.type, e.data) or match
             continue
         before = first.version - 1
         if first.command is None or first.seat is None:
@@ -281,8 +291,9 @@ def _redecide(
             return
         commands += 1
         try:
-            command = engine.parse_command(first.command)
-            new, state_after, _ = decide_events(engine, state, first.seat, command, seed, before)
+            new, state_after, _ = decide_any(
+                engine, match, state, first.seat, first.command, seed, before
+            )
         except GameError as exc:
             report.failed(
                 "commands legal",
@@ -302,7 +313,20 @@ def _redecide(
                 first.version + at,
             )
             return
+        for e in group:
+            if e.type in SERVICE_EVENTS and e.type != SEED_REVEALED:
+                match = match_.evolve(match, e.type, e.data) or match
+        if contributed and state is None and state_after is not None:
+            dealt = sum(1 for e in group if e.type not in SERVICE_EVENTS)
+            report.passed(
+                "opening draw",
+                f"{dealt} setup events at version {first.version + 1} recomputed from the play "
+                f"seed: HMAC of the server seed over the {sum(c is not None for c in match.contributions)} "
+                "client seeds",
+            )
         state = state_after
+    if contributed and "opening draw" not in report.checks:
+        report.wait("opening draw", "the game is not dealt yet: it waits for client seeds")
     report.commands = commands
     report.passed("commands legal", f"{commands} commands re-decided, every one accepted")
     report.passed(

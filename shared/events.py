@@ -34,8 +34,17 @@ SEAT_CHANGED = "seat_changed"  # a seat's occupant changed (a join, a bot taking
 SEAT_RESIGNED = "seat_resigned"
 CLOCK_SET = "clock_set"
 TURN_TIMED_OUT = "turn_timed_out"
+ENTROPY_CONTRIBUTED = "entropy_contributed"
 SERVICE_EVENTS = frozenset(
-    {GAME_CREATED, SEED_REVEALED, SEAT_CHANGED, SEAT_RESIGNED, CLOCK_SET, TURN_TIMED_OUT}
+    {
+        GAME_CREATED,
+        SEED_REVEALED,
+        SEAT_CHANGED,
+        SEAT_RESIGNED,
+        CLOCK_SET,
+        TURN_TIMED_OUT,
+        ENTROPY_CONTRIBUTED,
+    }
 )
 
 

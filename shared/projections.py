@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from shared.app.fairness import CONTRIBUTE, view_doc
 from shared.app.match import public_data
 from shared.events import GAME_CREATED, SERVICE_EVENTS, Envelope
 from shared.games.base import Engine
@@ -38,8 +39,19 @@ def game_view(engine: Engine, state: Any, seat: int | None) -> dict[str, Any]:
 
 def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
     """The view document for ``seat`` (None: spectator): ``game_view`` plus the service's
-    fields ``id``, ``game``, ``version``, ``seats`` and ``seed_sha256``."""
-    doc = game_view(record.engine, record.state, seat)
+    fields ``id``, ``game``, ``version``, ``seats``, ``seed_sha256`` and ``head_hash`` (and
+    ``fairness`` for a game of contributed fairness: before its deal the view is only that, in
+    phase ``waiting``)."""
+    if record.state is None:
+        doc: dict[str, Any] = {
+            "phase": "waiting",
+            "seat": seat,
+            "to_act": [],
+            "legal_commands": [],
+            "outcome": None,
+        }
+    else:
+        doc = game_view(record.engine, record.state, seat)
     doc.update(
         id=record.id,
         game=record.game,
@@ -50,6 +62,11 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
     )
     if record.match.tournament is not None:
         doc["tournament"] = dict(record.match.tournament)
+    fair = view_doc(record.match)
+    if fair is not None:
+        doc["fairness"] = fair
+        if seat is not None and seat in fair["waiting_for"]:
+            doc["legal_commands"] = [{"type": CONTRIBUTE, "client_seed": "template"}]
     return doc
 
 

@@ -15,7 +15,7 @@ from webargs.flaskparser import FlaskParser
 from services.gateway import auth, schemas
 from services.gateway.problems import Problem
 from shared import games
-from shared.app import handlers, queries
+from shared.app import fairness, handlers, queries
 from shared.app.context import App
 from shared.app.errors import AppError
 from shared.app.messages import CommandMessage, new_command_id
@@ -107,7 +107,12 @@ class Games(MethodView):
             )
         try:
             created = handlers.create_game(
-                application(), body["game"], body["seats"], options, body.get("seed")
+                application(),
+                body["game"],
+                body["seats"],
+                options,
+                body.get("seed"),
+                fairness_mode=body.get("fairness", "standard"),
             )
         except KeyError as exc:
             raise Problem(
@@ -208,7 +213,8 @@ class Commands(MethodView):
         engine = games.get(game_type)
         command = {k: v for k, v in body.items() if k not in ("id", "expected_version")}
         try:
-            engine.parse_command(command)  # shape errors answer here, before the stream
+            if command.get("type") != fairness.CONTRIBUTE:  # the worker checks a client seed
+                engine.parse_command(command)  # shape errors answer here, before the stream
         except GameError as exc:
             raise Problem.from_game_error(exc) from exc
         cid = _client_command_id(seat, body["id"]) if "id" in body else new_command_id()
@@ -230,6 +236,47 @@ class Commands(MethodView):
             )
         reply = queries.wait_reply(app, game_id, cid, wait)
         headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
+        if reply is None:
+            return {"command_id": cid, "status": "pending", "location": location}, 202, headers
+        head, _, seat_view = reply.partition(b"\n")
+        return _outcome_response(app, game_id, seat, json.loads(head), headers, seat_view or None)
+
+
+@blp.route("/v1/games/<game_id>/seats/<int:seat>/entropy")
+class Entropy(MethodView):
+    """A seat's client seed for a game of contributed fairness."""
+
+    @blp.arguments(schemas.EntropySchema())
+    @blp.response(200, schemas.ViewSchema)
+    @blp.alt_response(
+        422,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="not a contributed game, or this seat's seed was sent already",
+    )
+    @blp.doc(security=SECURITY)
+    def post(self, body: dict[str, Any], game_id: str, seat: int) -> Any:
+        """Send your seat's `client_seed` (its token): once every human seat has sent one the
+        game is dealt from the mix of the committed server seed and all client seeds. Answers
+        your new view (its `fairness` lists every seed sent), or 202 if the worker is slow.
+        Sending the same seat's seed again is harmless (the first one counts)."""
+        app = application()
+        mine = _seat_of(app, game_id, "send your seat token with your client seed")
+        if mine != seat:
+            raise Problem(403, "auth/forbidden", f"your token is seat {mine}'s", title="Forbidden")
+        game_type = _read(queries.game_type, app, game_id)
+        cid = _client_command_id(seat, "entropy")
+        message = CommandMessage(
+            command_id=cid,
+            game_id=game_id,
+            seat=seat,
+            body={"type": fairness.CONTRIBUTE, "client_seed": body["client_seed"]},
+        )
+        handlers.submit_command(app, message, game_type)
+        location = f"/v1/games/{game_id}/commands/{cid}"
+        wait = _prefer_wait() or 5.0
+        reply = queries.wait_reply(app, game_id, cid, wait)
+        headers = {"Location": location}
         if reply is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
         head, _, seat_view = reply.partition(b"\n")

@@ -67,6 +67,26 @@ class CreateGameSchema(StrictSchema):
         validate=validate.Length(min=1, max=256),
         metadata={"description": "fixed secret seed (organizer key required)"},
     )
+    fairness = ma.fields.String(
+        load_default="standard",
+        validate=validate.OneOf(["standard", "contributed"]),
+        metadata={
+            "description": "contributed: the game commits to its seed, then waits (phase "
+            "`waiting`) until every human seat sends a `client_seed` (POST "
+            "/v1/games/{id}/seats/{seat}/entropy); every draw then comes from a mix of both "
+            "(docs/fairness.md), so neither the service nor a player can choose the shuffles"
+        },
+    )
+
+
+class EntropySchema(StrictSchema):
+    """Body of ``POST /v1/games/{id}/seats/{seat}/entropy``."""
+
+    client_seed = ma.fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=256),
+        metadata={"description": "your own random string (e.g. 32 random bytes in hex)"},
+    )
 
 
 class CreatedSeatSchema(ma.Schema):

@@ -23,6 +23,7 @@ class ErrorCode(StrEnum):
     # Raised by the service.
     GAME_NOT_FOUND = "game/not_found"
     GAME_STALE_VERSION = "game/stale_version"
+    GAME_WAITING = "game/waiting"
     COMMAND_NOT_FOUND = "command/not_found"
     TOURNAMENT_NOT_FOUND = "tournament/not_found"
     TOURNAMENT_INVALID = "tournament/invalid"
@@ -52,6 +53,7 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.OPTIONS_INVALID: (422, "The game cannot be created with these options"),
     ErrorCode.GAME_NOT_FOUND: (404, "No such game"),
     ErrorCode.GAME_STALE_VERSION: (409, "The game has moved on"),
+    ErrorCode.GAME_WAITING: (409, "The game is not dealt yet"),
     ErrorCode.COMMAND_NOT_FOUND: (404, "No such command"),
     ErrorCode.TOURNAMENT_NOT_FOUND: (404, "No such tournament"),
     ErrorCode.TOURNAMENT_INVALID: (422, "The tournament cannot be run as asked"),

@@ -15,9 +15,10 @@ from dataclasses import replace
 from typing import Any
 
 from shared import games
-from shared.app import bots, errors
+from shared.app import bots, errors, fairness
 from shared.app.context import App
-from shared.app.match import Seat, seat_doc
+from shared.app.match import Match, Seat, seat_doc
+from shared.app.match import evolve as match_evolve
 from shared.app.messages import (
     CommandMessage,
     Created,
@@ -27,7 +28,15 @@ from shared.app.messages import (
     token_hash,
 )
 from shared.app.ports import GameEntry
-from shared.events import GAME_CREATED, GENESIS_HASH, SEED_REVEALED, NewEvent, seal
+from shared.events import (
+    ENTROPY_CONTRIBUTED,
+    GAME_CREATED,
+    GENESIS_HASH,
+    SEED_REVEALED,
+    SERVICE_EVENTS,
+    NewEvent,
+    seal,
+)
 from shared.games import errors as rules
 from shared.games.base import Engine
 from shared.games.errors import GameError
@@ -54,9 +63,11 @@ def creation_events(
     seed: str,
     *,
     tournament: Mapping[str, Any] | None = None,
+    fairness_mode: str = fairness.STANDARD,
 ) -> list[NewEvent]:
     """``game_created`` and the engine's setup events, drawn with label ``setup``; a
-    tournament's game names its tournament (``{"id", "index"}``) in ``game_created``."""
+    tournament's game names its tournament (``{"id", "index"}``) in ``game_created``. A game
+    of contributed fairness is dealt later, once every human seat sent its client seed."""
     engine = games.get(game)
     data: dict[str, Any] = {
         "game": game,
@@ -67,17 +78,96 @@ def creation_events(
     }
     if tournament is not None:
         data["tournament"] = dict(tournament)
+    if fairness_mode != fairness.STANDARD:
+        data["fairness"] = fairness_mode
+        return [NewEvent(type=GAME_CREATED, data=data)]
     created = NewEvent(type=GAME_CREATED, data=data)
-    setup = [engine.event_to_json(e) for e in engine.setup(len(seats), options, Rng(seed, "setup"))]
-    return [created, *(NewEvent(type=d["type"], data=d["data"]) for d in setup)]
+    return [created, *setup_events(engine, len(seats), options, seed)]
+
+
+def setup_events(
+    engine: Engine, seats: int, options: Mapping[str, Any], seed: str
+) -> list[NewEvent]:
+    """The engine's opening events, drawn from ``seed`` with label ``setup``."""
+    setup = [engine.event_to_json(e) for e in engine.setup(seats, options, Rng(seed, "setup"))]
+    return [NewEvent(type=d["type"], data=d["data"]) for d in setup]
+
+
+def decide_any(
+    engine: Engine,
+    match: Match,
+    state: Any,
+    seat: int,
+    body: Mapping[str, Any],
+    server_seed: str,
+    version: int,
+) -> tuple[list[NewEvent], Any, dict[str, Any]]:
+    """(events, state after them, the command as recorded) for any command a seat may send at
+    ``version``: a client seed for a game of contributed fairness (the deal comes with the
+    last one), or a move, decided with the game's play seed. The worker and the audit both
+    decide through here. Raises GameError."""
+    if body.get("type") == fairness.CONTRIBUTE:
+        return _contribute(engine, match, seat, body, server_seed)
+    waiting = fairness.waiting_for(match)
+    if waiting:
+        raise GameError(
+            errors.ErrorCode.GAME_WAITING,
+            f"the game is dealt once seats {', '.join(map(str, waiting))} send their client seed",
+        )
+    command = engine.parse_command(body)
+    new, state, _ = decide_events(
+        engine, state, seat, command, fairness.play_seed(match, server_seed), version,
+        reveal=server_seed,
+    )  # fmt: skip
+    return new, state, engine.command_to_json(command)
+
+
+def _contribute(
+    engine: Engine, match: Match, seat: int, body: Mapping[str, Any], server_seed: str
+) -> tuple[list[NewEvent], Any, dict[str, Any]]:
+    if match.fairness != fairness.CONTRIBUTED:
+        raise GameError(rules.ILLEGAL, "this game takes no client seeds", rule="not_contributed")
+    if seat not in fairness.waiting_for(match):
+        raise GameError(
+            rules.ILLEGAL,
+            f"seat {seat} has no client seed to send (a bot's, or sent already)",
+            rule="no_contribution_due",
+        )
+    client_seed = body.get("client_seed")
+    if not isinstance(client_seed, str) or not 0 < len(client_seed) <= fairness.MAX_CLIENT_SEED:
+        raise GameError(
+            rules.INVALID_COMMAND,
+            "client_seed must be a string of 1 to 256 characters",
+            errors={"client_seed": ["a string of 1 to 256 characters"]},
+        )
+    data = {"seat": seat, "client_seed": client_seed}
+    new = [NewEvent(type=ENTROPY_CONTRIBUTED, data=data)]
+    after = match_evolve(match, ENTROPY_CONTRIBUTED, data)
+    assert after is not None
+    state = None
+    if not fairness.waiting_for(after):
+        dealt = setup_events(engine, len(match.seats), match.options,
+                             fairness.play_seed(after, server_seed))  # fmt: skip
+        for e in dealt:
+            state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
+        new += dealt
+    return new, state, {"type": fairness.CONTRIBUTE, "client_seed": client_seed}
 
 
 def decide_events(
-    engine: Engine, state: Any, seat: int, command: Any, seed: str, version: int
+    engine: Engine,
+    state: Any,
+    seat: int,
+    command: Any,
+    seed: str,
+    version: int,
+    *,
+    reveal: str | None = None,
 ) -> tuple[list[NewEvent], Any, list[Any]]:
     """(events to append, state after them, the engine's events) for ``command`` decided at
     ``version`` with the randomness of label ``v<version>``; ``seed_revealed`` closes a
-    finished game. Raises GameError."""
+    finished game, revealing ``reveal`` (the server seed; by default ``seed``). Raises
+    GameError."""
     if engine.outcome(state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
     events = engine.decide(state, seat, command, Rng(seed, f"v{version}"))
@@ -89,7 +179,7 @@ def decide_events(
         new.append(NewEvent(type=doc["type"], data=doc["data"]))
         state = engine.evolve(state, e)
     if engine.outcome(state) is not None:
-        new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed}))
+        new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed if reveal is None else reveal}))
     return new, state, events
 
 
@@ -126,8 +216,11 @@ def create_game(
     seat_specs: Sequence[Mapping[str, Any]],
     options: Mapping[str, Any] | None = None,
     seed: str | None = None,
+    fairness_mode: str = fairness.STANDARD,
 ) -> Created:
-    """Start a game: validate, run the engine's setup, append, project, wake bots.
+    """Start a game: validate, run the engine's setup, append, project, wake bots. A game of
+    contributed fairness is only created: it is dealt when its human seats sent their client
+    seeds.
 
     Raises KeyError for an unknown game and GameError for bad seats or options.
     """
@@ -143,9 +236,18 @@ def create_game(
     seed = seed or secrets.token_hex(32)
     game_id = secrets.token_hex(8)
     seats, tokens = seats_from_specs(seat_specs)
+    if fairness_mode not in fairness.MODES:
+        raise rules.invalid_options(
+            "unknown fairness", fairness=[f"one of {', '.join(fairness.MODES)}"]
+        )
+    if fairness_mode == fairness.CONTRIBUTED and all(s.bot for s in seats):
+        raise rules.invalid_options(
+            "contributed fairness needs a human seat to contribute",
+            fairness=["needs at least one human seat"],
+        )
     p = app.ports
     envs = seal(
-        creation_events(game, seats, opts, seed),
+        creation_events(game, seats, opts, seed, fairness_mode=fairness_mode),
         after_version=0,
         prev_hash=GENESIS_HASH,
         command_id="create",
@@ -292,11 +394,16 @@ def _apply(
         except DuplicateCommand as dup:
             record = app.load(gid)
             return accepted(cid, record, (dup.first, dup.last)), record, None
-        waiting = frozenset(record.engine.to_act(record.state))
-        seed = new[-1].data["seed"] if new[-1].type == SEED_REVEALED else record.seed
-        record = replace(
-            record, state=state, version=envs[-1].version, head_hash=envs[-1].hash, seed=seed
+        waiting = (
+            frozenset(record.engine.to_act(record.state)) if record.state is not None else None
         )
+        if any(e.type in SERVICE_EVENTS and e.type != SEED_REVEALED for e in new):
+            record = fold(gid, envs, record)  # the match changed too (a client seed)
+        else:
+            seed = new[-1].data["seed"] if new[-1].type == SEED_REVEALED else record.seed
+            record = replace(
+                record, state=state, version=envs[-1].version, head_hash=envs[-1].hash, seed=seed
+            )
         app.remember(record)
         return accepted(cid, record, (result.first, result.last)), record, waiting
     raise errors.stale("the game kept changing; try again")
@@ -311,7 +418,7 @@ def _decide(
             f"expected version {message.expected_version}, game is at {record.version}"
         )
     engine = record.engine
-    if engine.outcome(record.state) is not None:
+    if record.state is not None and engine.outcome(record.state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
     seat = message.seat
     if not 0 <= seat < len(record.match.seats):
@@ -322,11 +429,15 @@ def _decide(
     if by_bot != (record.match.seats[seat].bot is not None):
         played_by = "a bot" if not by_bot else "its player"
         raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} is played by {played_by}")
-    command = engine.parse_command(message.body)
-    new, state, _ = decide_events(
-        engine, record.state, seat, command, secret_seed(app, record.id), record.version
+    return decide_any(
+        engine,
+        record.match,
+        record.state,
+        seat,
+        message.body,
+        secret_seed(app, record.id),
+        record.version,
     )
-    return new, state, engine.command_to_json(command)
 
 
 def secret_seed(app: App, game_id: str) -> str:
@@ -374,6 +485,8 @@ def hand_off(
     """
     engine = record.engine
     dispatcher = app.ports.dispatcher
+    if record.state is None:  # waiting for client seeds: nothing dealt, nobody to act
+        return
     if engine.outcome(record.state) is not None:
         dispatcher.finalize(record.id)
         return
@@ -445,7 +558,8 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
     # The bot's randomness comes from the game's secret seed: a source anyone could recompute
     # (game id, seat, version are all public) would let them test every hand the bot might
     # hold against what it did.
-    command = bots.play(spec, view, bot_random(secret_seed(app, game_id), seat, version))
+    seed = fairness.play_seed_of_view(view, secret_seed(app, game_id))
+    command = bots.play(spec, view, bot_random(seed, seat, version))
     if command is None:
         return "nothing to do"
     # On its own turn a bot pins the version it decided at. When several seats act at once

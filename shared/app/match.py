@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shared.events import CLOCK_SET, GAME_CREATED, SEAT_CHANGED, SEAT_RESIGNED
+from shared.events import (
+    CLOCK_SET,
+    ENTROPY_CONTRIBUTED,
+    GAME_CREATED,
+    SEAT_CHANGED,
+    SEAT_RESIGNED,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +50,8 @@ class Match:
     seed_sha256: str
     clock: Mapping[str, Any] | None = None
     tournament: Mapping[str, Any] | None = None  # {"id", "index"} of a tournament's game
+    fairness: str = "standard"  # or "contributed" (shared/app/fairness.py)
+    contributions: tuple[str | None, ...] = ()  # per seat, its client seed once sent
 
     @property
     def token_hashes(self) -> tuple[str | None, ...]:
@@ -86,6 +94,8 @@ def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | 
             options=data["options"],
             seed_sha256=data["seed_sha256"],
             tournament=data.get("tournament"),
+            fairness=data.get("fairness", "standard"),
+            contributions=tuple(None for _ in data["seats"]),
         )
     if match is None:
         return None
@@ -99,6 +109,10 @@ def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | 
         return replace(match, seats=tuple(seats))
     if type_ == CLOCK_SET:
         return replace(match, clock=data)
+    if type_ == ENTROPY_CONTRIBUTED:
+        contributions = list(match.contributions)
+        contributions[data["seat"]] = str(data["client_seed"])
+        return replace(match, contributions=tuple(contributions))
     return match
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from shared import games
-from shared.app import bots
+from shared.app import bots, fairness
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import key_matches, seat_for_token
@@ -172,7 +172,8 @@ def suggestion(app: App, game_id: str, seat: int, spec: Mapping[str, Any]) -> di
         raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
     if seat not in doc["to_act"] or doc.get("outcome"):
         raise AppError(ErrorCode.MOVE_NOT_YOUR_TURN, "this seat has nothing to do now")
-    command = bots.play(spec, doc, bot_random(entry.seed, seat, doc["version"]))
+    seed = fairness.play_seed_of_view(doc, entry.seed)
+    command = bots.play(spec, doc, bot_random(seed, seat, doc["version"]))
     return {"command": command, "bot": dict(spec), "version": doc["version"]}
 
 
