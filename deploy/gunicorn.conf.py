@@ -13,3 +13,6 @@ timeout = 60
 graceful_timeout = 10
 keepalive = 30
 accesslog = os.environ.get("GATEWAY_ACCESS_LOG") or None
+# gunicorn's control socket would be one file in the home directory shared by every stack on
+# the machine; nothing here uses gunicornctl.
+control_socket_disable = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -112,8 +113,18 @@ def run_simulation(args: argparse.Namespace) -> int:
     from shared.simulate import simulate
     from shared.tournaments import standings
 
+    def refuse(message: str) -> int:
+        print(f"tabletop simulate: {message}", file=sys.stderr)
+        return 2
+
+    if args.game not in games.names():
+        return refuse(f"unknown game {args.game!r}; games: {', '.join(games.names())}")
     engine = games.get(args.game)
+    if args.games < 1:
+        return refuse("--games must be at least 1")
     seats = args.players
+    if seats is not None and not engine.MIN_SEATS <= seats <= engine.MAX_SEATS:
+        return refuse(f"{args.game} seats {engine.MIN_SEATS} to {engine.MAX_SEATS} players")
     if args.bots:
         from shared.app import bots as registry
 
@@ -132,8 +143,19 @@ def run_simulation(args: argparse.Namespace) -> int:
     chosen: list[dict[str, Any]] | None = bots if args.bots else None
     options = {}
     for item in args.option:
-        key, _, value = item.partition("=")
-        options[key] = json.loads(value)
+        key, sep, value = item.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            return refuse(f"--option {item!r}: give KEY=JSON, e.g. target=1")
+        if not sep or not key:
+            return refuse(f"--option {item!r}: give KEY=JSON, e.g. target=1")
+    from shared.games.errors import GameError
+
+    try:
+        engine.parse_options(seats, dict(options))
+    except GameError as exc:
+        return refuse(str(exc))
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task(f"{args.game}: {args.games} games", total=args.games)
@@ -336,6 +358,12 @@ def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
                 break
             time.sleep(0.2)
     finally:
+        # Dependency order: the gateway stops taking requests first, then the workers and
+        # Celery drain, and Redis (in its own session, untouched by a Ctrl-C) stops last.
+        if procs and procs[0].poll() is None:
+            procs[0].terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                procs[0].wait(12)
         for p in procs:
             if p.poll() is None:
                 p.terminate()

@@ -65,7 +65,11 @@ class RedisServer:
             "--loglevel",
             "warning",
         ]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Its own session: a Ctrl-C at the terminal reaches the services, and this Redis stays
+        # up until they have stopped (the owner stops it last).
+        self.proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._wait_ready()
 

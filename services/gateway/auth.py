@@ -20,6 +20,7 @@ __all__ = [
     "Caller",
     "bearer",
     "caller_for",
+    "is_auditor",
     "is_organizer",
 ]
 
@@ -45,6 +46,11 @@ def _keys() -> Keys:
 def is_organizer(token: str | None) -> bool:
     """Whether ``token`` is an organizer key."""
     return _keys().is_organizer(token)
+
+
+def is_auditor(token: str | None) -> bool:
+    """Whether ``token`` is an auditor key."""
+    return _keys().is_auditor(token)
 
 
 def caller_for(app: App, game_id: str) -> Caller:

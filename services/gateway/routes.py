@@ -31,11 +31,53 @@ class JsonBodyParser(FlaskParser):
         if not data:
             return webargs_core.missing
         try:
-            return webargs_core.parse_json(data)
+            value = webargs_core.parse_json(data)
         except RecursionError:  # nested deeper than the parser's stack: not a game command
             raise Problem(
                 400, "request/malformed", "the JSON body is nested too deeply", title="Bad Request"
             ) from None
+        except ValueError as exc:  # e.g. an integer of more digits than Python will read
+            raise Problem(
+                400, "request/malformed", f"the body is not JSON this service reads: {exc}",
+                title="Bad Request",
+            ) from None  # fmt: skip
+        _check_body(value)
+        return value
+
+
+MAX_DEPTH = 32  # no command, seat or option of any game nests deeper
+
+
+def _check_body(value: Any) -> None:
+    """422 for a body no game can use and whose handling could fail deep down: nesting beyond
+    ``MAX_DEPTH`` or text that cannot be encoded (a lone surrogate such as ``"\\ud800"``).
+    Iterative, so that no depth of nesting can exhaust the stack here."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise Problem(
+                422, "request/invalid", f"the body nests deeper than {MAX_DEPTH} levels",
+                title="Unprocessable Entity",
+            )  # fmt: skip
+        if isinstance(item, str):
+            _check_text(item)
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                _check_text(k)
+                stack.append((v, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Problem(
+            422, "request/invalid", "the body holds text that cannot be encoded as UTF-8 "
+            "(a lone surrogate)", title="Unprocessable Entity",
+        ) from None  # fmt: skip
 
 
 class GamesBlueprint(Blueprint):
@@ -90,6 +132,13 @@ class Games(MethodView):
 
         A fixed `seed` or a `deal` option needs an organizer key."""
         token = auth.bearer()
+        if token is not None and not (auth.is_organizer(token) or auth.is_auditor(token)):
+            # A token means something only if it is a key: a seat token of another game, or a
+            # typo, would otherwise be ignored silently.
+            raise Problem(
+                401, "auth/invalid_token", "creating a game takes no token but an organizer key",
+                title="Unauthorized",
+            )  # fmt: skip
         options = body.get("options") or {}
         if ("seed" in body or "deal" in options) and not auth.is_organizer(token):
             raise Problem(
@@ -259,7 +308,7 @@ class Entropy(MethodView):
         """Send your seat's `client_seed` (its token): once every human seat has sent one the
         game is dealt from the mix of the committed server seed and all client seeds. Answers
         your new view (its `fairness` lists every seed sent), or 202 if the worker is slow.
-        Sending the same seat's seed again is harmless (the first one counts)."""
+        Sending the same seed again is harmless; another one is a 422 (the first counts)."""
         app = application()
         mine = _seat_of(app, game_id, "send your seat token with your client seed")
         if mine != seat:
@@ -452,6 +501,11 @@ def _prefer_wait() -> float | None:
         return None
     match = _WAIT.search(header)
     if not match:
+        if re.search(r"(?:^|[,;\s])wait\s*=", header, re.IGNORECASE):
+            raise Problem(
+                400, "request/malformed", "Prefer: wait=N needs a number of seconds",
+                title="Bad Request",
+            )  # fmt: skip
         return None
     limit = current_app.config["SETTINGS"].max_wait
     return max(0.001, min(float(match.group(1)), limit))

@@ -44,6 +44,10 @@ class SeatSchema(StrictSchema):
     def _one_of(self, data: dict, **_: object) -> None:
         if not data:
             raise ma.ValidationError("give a name (a human seat) or a bot")
+        if "bot" in data and "name" in data:
+            raise ma.ValidationError(
+                {"name": ["a seat is a human (name) or a bot (bot), not both"]}
+            )
         if "bot" not in data:
             extra = [k for k in ("budget_ms", "iterations") if k in data]
             if extra:

@@ -129,10 +129,13 @@ class MemoryCommandBus:
         """See ``CommandBus.outcome``."""
         return self._outcomes.get((game_id, command_id))
 
-    def complete(self, game_id: str, command_id: str, outcome: str, reply: str) -> None:
+    def complete(
+        self, game_id: str, command_id: str, outcome: str, reply: str, *, keep: bool = False
+    ) -> None:
         """See ``CommandBus.complete``."""
         with self._lock:
-            self._outcomes[(game_id, command_id)] = outcome
+            if not keep:
+                self._outcomes[(game_id, command_id)] = outcome
             box = self._replies.setdefault((game_id, command_id), queue.Queue())
         box.put(reply.encode())
 

@@ -176,10 +176,13 @@ class RedisCommandBus:
         raw = self._r.get(keys.result(game_id, command_id))
         return _text(raw) if raw is not None else None
 
-    def complete(self, game_id: str, command_id: str, outcome: str, reply: str) -> None:
+    def complete(
+        self, game_id: str, command_id: str, outcome: str, reply: str, *, keep: bool = False
+    ) -> None:
         """See ``CommandBus.complete``."""
         w = self._batch.writer()
-        w.set(keys.result(game_id, command_id), outcome, ex=RESULT_TTL)
+        if not keep:
+            w.set(keys.result(game_id, command_id), outcome, ex=RESULT_TTL)
         w.lpush(keys.reply(game_id, command_id), reply)
         w.expire(keys.reply(game_id, command_id), REPLY_TTL)
 

@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     AUTH_FORBIDDEN = "auth/forbidden"
     AUTH_ORGANIZER_REQUIRED = "auth/organizer_required"
     REQUEST_INVALID = "request/invalid"
+    REQUEST_IDEMPOTENCY_KEY_REUSED = "request/idempotency_key_reused"
     REQUEST_MALFORMED = "request/malformed"
     REQUEST_TOO_LARGE = "request/too_large"
     REQUEST_UNSUPPORTED_MEDIA_TYPE = "request/unsupported_media_type"
@@ -64,6 +65,7 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.AUTH_FORBIDDEN: (403, "Forbidden"),
     ErrorCode.AUTH_ORGANIZER_REQUIRED: (403, "Forbidden"),
     ErrorCode.REQUEST_INVALID: (422, "Unprocessable Entity"),
+    ErrorCode.REQUEST_IDEMPOTENCY_KEY_REUSED: (422, "The key was used for another request"),
     ErrorCode.REQUEST_MALFORMED: (400, "Bad Request"),
     ErrorCode.REQUEST_TOO_LARGE: (413, "Request Entity Too Large"),
     ErrorCode.REQUEST_UNSUPPORTED_MEDIA_TYPE: (415, "Unsupported Media Type"),

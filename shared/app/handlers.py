@@ -312,17 +312,24 @@ def decide_command(
     gid, cid = message.game_id, message.command_id
     record: GameRecord | None = None
     waiting: frozenset[int] | None = None
+    keep = False
     try:
         outcome, record, waiting = _apply(app, message)
     except LookupError:
         outcome = rejected(cid, errors.not_found(gid), None)
+    except ReusedCommandId as exc:
+        # The first command of this id stands (its outcome stays readable); only the client
+        # that sent another body under it hears of the refusal.
+        cached = app.records.get(gid)
+        outcome = rejected(cid, exc, cached.version if cached else None)
+        keep = True
     except GameError as exc:
         cached = app.records.get(gid)
         outcome = rejected(cid, exc, cached.version if cached else None)
     outcome["seat"] = message.seat  # only this seat (and auditors) may read it back
     with app.ports.unit(ack):
         views = project(app, record) if record is not None else None
-        _complete(app, message, outcome, views)
+        _complete(app, message, outcome, views, keep=keep)
     if record is not None:
         hand_off(app, record, waiting, message.seat)
     elif outcome["status"] == "rejected":
@@ -344,7 +351,12 @@ def report_failure(
 
 
 def _complete(
-    app: App, message: CommandMessage, outcome: dict[str, Any], views: list[str] | None
+    app: App,
+    message: CommandMessage,
+    outcome: dict[str, Any],
+    views: list[str] | None,
+    *,
+    keep: bool = False,
 ) -> None:
     body = json.dumps(outcome, separators=(",", ":"))
     reply = body
@@ -352,7 +364,7 @@ def _complete(
         # The waiting client gets its new view after a newline (compact JSON has none):
         # one round trip less, and the gateway never parses the view.
         reply = body + "\n" + views[message.seat]
-    app.ports.bus.complete(message.game_id, message.command_id, body, reply)
+    app.ports.bus.complete(message.game_id, message.command_id, body, reply, keep=keep)
 
 
 def _apply(
@@ -374,7 +386,9 @@ def _apply(
             seen = store.applied(gid, cid)
             if seen is None:
                 raise
-            # Applied before (a redelivery after a crash): answer as it was answered.
+            # Applied before (a redelivery after a crash): answer as it was answered, if it is
+            # the same command.
+            _check_same_command(app, record, message, seen[0])
             return accepted(cid, record, seen), record, None
         envs = seal(
             new,
@@ -393,6 +407,7 @@ def _apply(
             continue
         except DuplicateCommand as dup:
             record = app.load(gid)
+            _check_same_command(app, record, message, dup.first)
             return accepted(cid, record, (dup.first, dup.last)), record, None
         waiting = (
             frozenset(record.engine.to_act(record.state)) if record.state is not None else None
@@ -407,6 +422,32 @@ def _apply(
         app.remember(record)
         return accepted(cid, record, (result.first, result.last)), record, waiting
     raise errors.stale("the game kept changing; try again")
+
+
+class ReusedCommandId(GameError):
+    """A command id already applied, sent again with another body."""
+
+
+def _check_same_command(
+    app: App, record: GameRecord, message: CommandMessage, first_version: int
+) -> None:
+    """Raise ReusedCommandId unless ``message`` is the command its id applied at
+    ``first_version`` (the same seat and command, as the engine parses it)."""
+    [env] = app.ports.store.read(record.id, after=first_version - 1, limit=1)
+    body = dict(message.body)
+    try:
+        if body.get("type") == fairness.CONTRIBUTE:
+            parsed: Any = {"type": fairness.CONTRIBUTE, "client_seed": body.get("client_seed")}
+        else:
+            parsed = record.engine.command_to_json(record.engine.parse_command(body))
+    except GameError:
+        parsed = None
+    if env.seat != message.seat or env.command != parsed:
+        raise ReusedCommandId(
+            errors.ErrorCode.REQUEST_IDEMPOTENCY_KEY_REUSED,
+            f"command id {message.command_id} was used for another command (version "
+            f"{first_version}); send a new id",
+        )
 
 
 def _decide(

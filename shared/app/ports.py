@@ -93,8 +93,11 @@ class CommandBus(Protocol):
         """The stored outcome (JSON) of a command, or None."""
         ...
 
-    def complete(self, game_id: str, command_id: str, outcome: str, reply: str) -> None:
-        """Store a command's outcome and hand ``reply`` to a client waiting on it."""
+    def complete(
+        self, game_id: str, command_id: str, outcome: str, reply: str, *, keep: bool = False
+    ) -> None:
+        """Store a command's outcome (unless ``keep``: the first outcome stays, as for a
+        command id sent again with another body) and hand ``reply`` to a client waiting."""
         ...
 
     def wait_reply(self, game_id: str, command_id: str, timeout: float) -> bytes | None:

@@ -30,9 +30,12 @@ def test_a_contributed_game_over_http(stack: Stack) -> None:
         headers=bearer(tokens[1]),
     )
     assert second.status_code == 200 and len(second.get_json()["hand"]) == 13
-    # Sending again answers the first outcome: nothing changes.
-    again = stack.http.post(url, json={"client_seed": "other"}, headers=bearer(tokens[0]))
+    # Sending the same seed again is harmless; another seed is refused and changes nothing.
+    again = stack.http.post(url, json={"client_seed": "seed-of-a"}, headers=bearer(tokens[0]))
     assert again.status_code == 200
+    other_seed = stack.http.post(url, json={"client_seed": "other"}, headers=bearer(tokens[0]))
+    assert other_seed.status_code == 422
+    assert other_seed.get_json()["code"] == "request/idempotency_key_reused"
     assert view(stack, gid)["fairness"]["client_seeds"] == ["seed-of-a", "seed-of-b"]
     report = stack.http.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR)).get_json()
     assert report["status"] == "passed", report

@@ -114,6 +114,26 @@ def test_a_command_id_sent_twice_is_applied_once() -> None:
     )
 
 
+def test_a_command_id_reused_with_another_body_is_refused_and_the_first_stands() -> None:
+    app = memory_app()
+    gid, _ = fox_game(app)
+    seat, command = given_the_seat_to_act(app, gid)
+    view = queries.view(app, gid, seat)
+    assert view is not None
+    other = next(c for c in view["legal_commands"] if c != command)
+    first = send(app, gid, seat, command, "c1")
+    version = public(app, gid)["version"]
+    reused = send(app, gid, seat, other, "c1")
+    assert reused["status"] == "rejected"
+    assert reused["error"]["code"] == "request/idempotency_key_reused"
+    assert public(app, gid)["version"] == version  # nothing applied
+    stored = app.ports.bus.outcome(gid, "c1")
+    assert stored is not None and json.loads(stored)["status"] == "accepted"  # the first stands
+    # Another seat cannot pass off the id either; the same command again is still fine.
+    assert send(app, gid, 1 - seat, command, "c1")["status"] == "rejected"
+    assert send(app, gid, seat, command, "c1")["events"] == first["events"]
+
+
 def test_a_command_for_no_game_is_refused_as_not_found() -> None:
     app = memory_app()
     outcome = handlers.decide_command(
