@@ -50,18 +50,22 @@ def test_a_malformed_prefer_wait_is_a_400(stack: Stack) -> None:
 
 @pytest.mark.parametrize("depth", [100, 500, 950])
 def test_deeply_nested_options_are_a_422(stack: Stack, depth: int) -> None:
-    raw = '{"game": "fox", "seats": [{"name": "a"}, {"name": "b"}], "options": {"x": ' + (
-        "[" * depth + "]" * depth
-    ) + "}}"
+    raw = (
+        '{"game": "fox", "seats": [{"name": "a"}, {"name": "b"}], "options": {"x": '
+        + ("[" * depth + "]" * depth)
+        + "}}"
+    )
     resp = post(stack, "/v1/games", raw)
     assert 400 <= resp.status_code < 500, resp.status_code
     assert resp.get_json()["code"] in ("request/invalid", "request/malformed", "options/invalid")
 
 
 def test_a_huge_integer_is_a_4xx(stack: Stack) -> None:
-    raw = '{"game": "fox", "seats": [{"name": "a"}, {"name": "b"}], "options": {"target": ' + (
-        "9" * 5000
-    ) + "}}"
+    raw = (
+        '{"game": "fox", "seats": [{"name": "a"}, {"name": "b"}], "options": {"target": '
+        + ("9" * 5000)
+        + "}}"
+    )
     resp = post(stack, "/v1/games", raw)
     assert 400 <= resp.status_code < 500, resp.status_code
     assert resp.is_json and resp.get_json()["status"] == resp.status_code
