@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 BOT_COMMAND_PREFIX = "bot-"  # a bot's command id: bot-<seat>-<version>
 BOT_SUBMIT_TTL = 300  # seconds a sent bot command blocks an identical resend
-RNG_NOTE = "HMAC-SHA256 counter stream, Fisher-Yates (shared/games/rng.py)"
+RNG_NOTE = "HMAC-SHA256 counter stream; every draw of each game in docs/fairness.md"
 JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clients
 
 
