@@ -62,6 +62,8 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
     )
     if record.match.tournament is not None:
         doc["tournament"] = dict(record.match.tournament)
+    if not record.match.listed:
+        doc["listed"] = False
     fair = view_doc(record.match)
     if fair is not None:
         doc["fairness"] = fair

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from typing import Any
 
 from flask import Response, current_app, request
@@ -18,7 +19,7 @@ from shared import games
 from shared.app import fairness, handlers, queries
 from shared.app.context import App
 from shared.app.errors import AppError
-from shared.app.messages import CommandMessage, new_command_id
+from shared.app.messages import CommandMessage, new_command_id, token_hash
 from shared.games.errors import GameError
 
 
@@ -122,7 +123,21 @@ class Health(MethodView):
 
 @blp.route("/v1/games")
 class Games(MethodView):
-    """Creating games."""
+    """Creating and listing games."""
+
+    @blp.arguments(schemas.ListGamesQuerySchema(), location="query")
+    @blp.response(200, schemas.GameListSchema)
+    def get(self, query: dict[str, Any]) -> Any:
+        """Listed games, newest first: `status` `waiting` (open seats to join, or client
+        seeds to come), `active` or `finished`; `game` to pick a type. Continue with
+        `cursor=<next_cursor>`."""
+        return queries.list_lobby(
+            application(),
+            game=query.get("game"),
+            status=query.get("status"),
+            limit=query["limit"],
+            cursor=int(query.get("cursor") or 0),
+        )
 
     @blp.arguments(schemas.CreateGameSchema())
     @blp.response(201, schemas.CreatedSchema)
@@ -162,6 +177,7 @@ class Games(MethodView):
                 options,
                 body.get("seed"),
                 fairness_mode=body.get("fairness", "standard"),
+                listed=body.get("listed", True),
             )
         except KeyError as exc:
             raise Problem(
@@ -273,6 +289,7 @@ class Commands(MethodView):
             seat=seat,
             body=command,
             expected_version=body.get("expected_version"),
+            by=_token_hash(),
         )
         handlers.submit_command(app, message, game_type)
         location = f"/v1/games/{game_id}/commands/{cid}"
@@ -320,6 +337,7 @@ class Entropy(MethodView):
             game_id=game_id,
             seat=seat,
             body={"type": fairness.CONTRIBUTE, "client_seed": body["client_seed"]},
+            by=_token_hash(),
         )
         handlers.submit_command(app, message, game_type)
         location = f"/v1/games/{game_id}/commands/{cid}"
@@ -330,6 +348,78 @@ class Entropy(MethodView):
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
         head, _, seat_view = reply.partition(b"\n")
         return _outcome_response(app, game_id, seat, json.loads(head), headers, seat_view or None)
+
+
+@blp.route("/v1/games/<game_id>/seats/<int:seat>/join")
+class Join(MethodView):
+    """Taking an open seat (the lobby)."""
+
+    @blp.arguments(schemas.JoinSchema())
+    @blp.response(200, schemas.JoinedSchema)
+    @blp.alt_response(
+        409,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="`seat/taken`: someone joined first (of two joins at once, one wins)",
+    )
+    def post(self, body: dict[str, Any], game_id: str, seat: int) -> Any:
+        """Join an open seat (no token needed): answers the seat and its secret token. The
+        game is dealt when its last open seat is taken (and, for contributed fairness, every
+        client seed is in: send yours here as `client_seed`)."""
+        app = application()
+        game_type = _read(queries.game_type, app, game_id)
+        token = secrets.token_urlsafe(24)
+        join = {"type": handlers.JOIN, "name": body["name"], "token_sha256": token_hash(token)}
+        if "client_seed" in body:
+            join["client_seed"] = body["client_seed"]
+        cid = new_command_id()
+        message = CommandMessage(command_id=cid, game_id=game_id, seat=seat, body=join)
+        handlers.submit_command(app, message, game_type)
+        reply = queries.wait_reply(app, game_id, cid, max(5.0, _prefer_wait() or 0))
+        if reply is None:
+            raise Problem(
+                503, "service/unavailable", "the join was not answered in time; try again",
+                title="Service Unavailable",
+            )  # fmt: skip
+        head, _, seat_view = reply.partition(b"\n")
+        outcome = json.loads(head)
+        if outcome["status"] != "accepted":
+            raise _outcome_problem(outcome)
+        view = json.loads(seat_view) if seat_view else None
+        return {"seat": seat, "token": token, "view": view}
+
+
+@blp.route("/v1/games/<game_id>/seats/<int:seat>/leave")
+class Leave(MethodView):
+    """Giving an open seat back before the deal."""
+
+    @blp.response(200, schemas.ViewSchema)
+    @blp.doc(security=SECURITY)
+    def post(self, game_id: str, seat: int) -> Any:
+        """Leave your seat (its token) while the game waits for players: the seat is open
+        again and your token stops working."""
+        app = application()
+        mine = _seat_of(app, game_id, "send the token of the seat you leave")
+        if mine != seat:
+            raise Problem(403, "auth/forbidden", f"your token is seat {mine}'s", title="Forbidden")
+        game_type = _read(queries.game_type, app, game_id)
+        cid = new_command_id()
+        message = CommandMessage(
+            command_id=cid, game_id=game_id, seat=seat, body={"type": handlers.LEAVE},
+            by=_token_hash(),
+        )  # fmt: skip
+        handlers.submit_command(app, message, game_type)
+        reply = queries.wait_reply(app, game_id, cid, 5.0)
+        if reply is None:
+            raise Problem(
+                503, "service/unavailable", "the leave was not answered in time; try again",
+                title="Service Unavailable",
+            )  # fmt: skip
+        head, _, _ = reply.partition(b"\n")
+        outcome = json.loads(head)
+        if outcome["status"] != "accepted":
+            raise _outcome_problem(outcome)
+        return _json_response(_read(queries.view_json, app, game_id, None))
 
 
 @blp.route("/v1/games/<game_id>/commands/<command_id>")
@@ -445,6 +535,12 @@ class Audit(MethodView):
         app = application()
         caller = auth.caller_for(app, game_id)
         return _read(queries.audit_report, app, game_id, caller)
+
+
+def _token_hash() -> str | None:
+    """The hash of the caller's bearer token (the worker checks it against the roster)."""
+    token = auth.bearer()
+    return token_hash(token) if token else None
 
 
 def _seat_of(app: App, game_id: str, detail: str) -> int:

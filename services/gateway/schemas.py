@@ -5,6 +5,7 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import validate
 
+from shared import games
 from shared.app import bots
 from shared.app.errors import CATALOGUE, ErrorCode
 from shared.app.handlers import JSON_SAFE_INT
@@ -40,10 +41,21 @@ class SeatSchema(StrictSchema):
         }
     )
 
+    open = ma.fields.Boolean(
+        metadata={
+            "description": "true: a seat anyone may join (the lobby); the game is dealt "
+            "when its last open seat is taken"
+        }  # fmt: skip
+    )
+
     @ma.validates_schema
     def _one_of(self, data: dict, **_: object) -> None:
         if not data:
             raise ma.ValidationError("give a name (a human seat) or a bot")
+        if "open" in data:
+            if data["open"] is not True or len(data) > 1:
+                raise ma.ValidationError({"open": ['an open seat is just {"open": true}']})
+            return
         if "bot" in data and "name" in data:
             raise ma.ValidationError(
                 {"name": ["a seat is a human (name) or a bot (bot), not both"]}
@@ -71,6 +83,10 @@ class CreateGameSchema(StrictSchema):
         validate=validate.Length(min=1, max=256),
         metadata={"description": "fixed secret seed (organizer key required)"},
     )
+    listed = ma.fields.Boolean(
+        load_default=True,
+        metadata={"description": "false keeps the game out of GET /v1/games (invite by id)"},
+    )
     fairness = ma.fields.String(
         load_default="standard",
         validate=validate.OneOf(["standard", "contributed"]),
@@ -81,6 +97,43 @@ class CreateGameSchema(StrictSchema):
             "(docs/fairness.md), so neither the service nor a player can choose the shuffles"
         },
     )
+
+
+class ListGamesQuerySchema(StrictSchema):
+    """Query of ``GET /v1/games``."""
+
+    game = ma.fields.String(validate=validate.OneOf(games.names()))
+    status = ma.fields.String(validate=validate.OneOf(["waiting", "active", "finished"]))
+    limit = ma.fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    cursor = ma.fields.String(validate=validate.Regexp(r"^[0-9]{1,9}$"))
+
+
+class GameListSchema(ma.Schema):
+    """A page of listed games."""
+
+    games = ma.fields.List(
+        ma.fields.Dict(),
+        metadata={"description": "id, game, status, seats (name, bot, open), version, created_at"},
+    )
+    next_cursor = ma.fields.String(allow_none=True)
+
+
+class JoinSchema(StrictSchema):
+    """Body of ``POST /v1/games/{id}/seats/{seat}/join``."""
+
+    name = ma.fields.String(required=True, validate=validate.Length(min=1, max=64))
+    client_seed = ma.fields.String(
+        validate=validate.Length(min=1, max=256),
+        metadata={"description": "your client seed, for a game of contributed fairness"},
+    )
+
+
+class JoinedSchema(ma.Schema):
+    """A seat joined: its number, its secret token (keep it), and its view."""
+
+    seat = ma.fields.Integer()
+    token = ma.fields.String()
+    view = ma.fields.Dict(allow_none=True)
 
 
 class EntropySchema(StrictSchema):

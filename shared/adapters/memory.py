@@ -48,6 +48,7 @@ class MemoryDirectory:
                 shard=old.shard,
                 created_at=old.created_at,
                 token_hashes=tuple(token_hashes),
+                lobby=old.lobby,
             )
 
     def mark_finished(self, game_id: str, epoch: float) -> None:
@@ -55,13 +56,17 @@ class MemoryDirectory:
         with self._lock:
             self._finished.setdefault(game_id, epoch)
 
-    def list_games(self, *, finished: bool = False, offset: int = 0, limit: int = 100) -> list[str]:
+    def list_games(
+        self, *, finished: bool = False, offset: int = 0, limit: int = 100, newest: bool = False
+    ) -> list[str]:
         """See ``GameDirectory.list_games``."""
         with self._lock:
             if finished:
                 ids = [g for g, _ in sorted(self._finished.items(), key=lambda kv: (kv[1], kv[0]))]
             else:
                 ids = [g for _, g in self._created]
+        if newest:
+            ids.reverse()
         return ids[offset : offset + limit]
 
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:

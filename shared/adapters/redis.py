@@ -83,6 +83,7 @@ class RedisDirectory:
                 "tokens": json.dumps(list(entry.token_hashes)),
                 "shard": str(entry.shard),
                 "created_at": entry.created_at,
+                "lobby": "1" if entry.lobby else "0",
             },
         )
         pipe.zadd(keys.GAMES, {entry.game_id: created_epoch})
@@ -90,8 +91,8 @@ class RedisDirectory:
 
     def get(self, game_id: str) -> GameEntry | None:
         """See ``GameDirectory.get``."""
-        game, seed, tokens, shard, created = self._r.hmget(
-            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at"
+        game, seed, tokens, shard, created, lobby = self._r.hmget(
+            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at", "lobby"
         )
         if game is None or seed is None:
             return None
@@ -102,6 +103,7 @@ class RedisDirectory:
             shard=int(shard or 0),
             created_at=_text(created or b""),
             token_hashes=tuple(json.loads(tokens or b"[]")),
+            lobby=lobby == b"1",
         )
 
     def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
@@ -112,10 +114,13 @@ class RedisDirectory:
         """See ``GameDirectory.mark_finished``."""
         self._batch.writer().zadd(keys.GAMES_FINISHED, {game_id: epoch}, nx=True)
 
-    def list_games(self, *, finished: bool = False, offset: int = 0, limit: int = 100) -> list[str]:
+    def list_games(
+        self, *, finished: bool = False, offset: int = 0, limit: int = 100, newest: bool = False
+    ) -> list[str]:
         """See ``GameDirectory.list_games``."""
         key = keys.GAMES_FINISHED if finished else keys.GAMES
-        return [_text(g) for g in self._r.zrange(key, offset, offset + limit - 1)]
+        read = self._r.zrevrange if newest else self._r.zrange
+        return [_text(g) for g in read(key, offset, offset + limit - 1)]
 
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
         """See ``GameDirectory.record_result``."""

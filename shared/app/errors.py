@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     GAME_NOT_FOUND = "game/not_found"
     GAME_STALE_VERSION = "game/stale_version"
     GAME_WAITING = "game/waiting"
+    SEAT_TAKEN = "seat/taken"
     COMMAND_NOT_FOUND = "command/not_found"
     TOURNAMENT_NOT_FOUND = "tournament/not_found"
     TOURNAMENT_INVALID = "tournament/invalid"
@@ -55,6 +56,7 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.GAME_NOT_FOUND: (404, "No such game"),
     ErrorCode.GAME_STALE_VERSION: (409, "The game has moved on"),
     ErrorCode.GAME_WAITING: (409, "The game is not dealt yet"),
+    ErrorCode.SEAT_TAKEN: (409, "The seat is taken"),
     ErrorCode.COMMAND_NOT_FOUND: (404, "No such command"),
     ErrorCode.TOURNAMENT_NOT_FOUND: (404, "No such tournament"),
     ErrorCode.TOURNAMENT_INVALID: (422, "The tournament cannot be run as asked"),

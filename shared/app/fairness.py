@@ -46,14 +46,23 @@ def play_seed(match: Match, server_seed: str) -> str:
 
 
 def waiting_for(match: Match) -> list[int]:
-    """Human seats whose contribution a contributed game still waits for (empty otherwise)."""
+    """Human seats whose contribution a contributed game still waits for (empty otherwise; an
+    open seat's player contributes once it joins)."""
     if match.fairness != CONTRIBUTED:
         return []
     return [
         i
         for i, seat in enumerate(match.seats)
-        if seat.bot is None and (i >= len(match.contributions) or match.contributions[i] is None)
+        if seat.bot is None
+        and not seat.open
+        and (i >= len(match.contributions) or match.contributions[i] is None)
     ]
+
+
+def undealt(match: Match) -> bool:
+    """Whether the game waits before its deal: for a player to join an open seat, or for a
+    client seed."""
+    return bool(match.open_seats) or bool(waiting_for(match))
 
 
 def play_seed_of_view(view: Mapping[str, Any], server_seed: str) -> str:

@@ -32,6 +32,7 @@ from shared.events import (
     ENTROPY_CONTRIBUTED,
     GAME_CREATED,
     GENESIS_HASH,
+    SEAT_CHANGED,
     SEED_REVEALED,
     SERVICE_EVENTS,
     NewEvent,
@@ -64,6 +65,7 @@ def creation_events(
     *,
     tournament: Mapping[str, Any] | None = None,
     fairness_mode: str = fairness.STANDARD,
+    listed: bool = True,
 ) -> list[NewEvent]:
     """``game_created`` and the engine's setup events, drawn with label ``setup``; a
     tournament's game names its tournament (``{"id", "index"}``) in ``game_created``. A game
@@ -80,7 +82,10 @@ def creation_events(
         data["tournament"] = dict(tournament)
     if fairness_mode != fairness.STANDARD:
         data["fairness"] = fairness_mode
-        return [NewEvent(type=GAME_CREATED, data=data)]
+    if not listed:
+        data["listed"] = False
+    if fairness_mode != fairness.STANDARD or any(s.open for s in seats):
+        return [NewEvent(type=GAME_CREATED, data=data)]  # dealt when every seat is ready
     created = NewEvent(type=GAME_CREATED, data=data)
     return [created, *setup_events(engine, len(seats), options, seed)]
 
@@ -106,13 +111,22 @@ def decide_any(
     ``version``: a client seed for a game of contributed fairness (the deal comes with the
     last one), or a move, decided with the game's play seed. The worker and the audit both
     decide through here. Raises GameError."""
-    if body.get("type") == fairness.CONTRIBUTE:
+    kind = body.get("type")
+    if kind == fairness.CONTRIBUTE:
         return _contribute(engine, match, seat, body, server_seed)
-    waiting = fairness.waiting_for(match)
-    if waiting:
+    if kind == JOIN:
+        return _join(engine, match, seat, body, server_seed)
+    if kind == LEAVE:
+        return _leave(match, seat)
+    if fairness.undealt(match):
+        open_seats, seeds = match.open_seats, fairness.waiting_for(match)
+        why = []
+        if open_seats:
+            why.append(f"seats {', '.join(map(str, open_seats))} are joined")
+        if seeds:
+            why.append(f"seats {', '.join(map(str, seeds))} send their client seed")
         raise GameError(
-            errors.ErrorCode.GAME_WAITING,
-            f"the game is dealt once seats {', '.join(map(str, waiting))} send their client seed",
+            errors.ErrorCode.GAME_WAITING, f"the game is dealt once {' and '.join(why)}"
         )
     command = engine.parse_command(body)
     new, state, _ = decide_events(
@@ -144,14 +158,63 @@ def _contribute(
     new = [NewEvent(type=ENTROPY_CONTRIBUTED, data=data)]
     after = match_evolve(match, ENTROPY_CONTRIBUTED, data)
     assert after is not None
-    state = None
-    if not fairness.waiting_for(after):
-        dealt = setup_events(engine, len(match.seats), match.options,
-                             fairness.play_seed(after, server_seed))  # fmt: skip
-        for e in dealt:
-            state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
-        new += dealt
+    new, state = _deal_if_ready(engine, after, new, server_seed)
     return new, state, {"type": fairness.CONTRIBUTE, "client_seed": client_seed}
+
+
+def _deal_if_ready(
+    engine: Engine, match: Match, new: list[NewEvent], server_seed: str
+) -> tuple[list[NewEvent], Any]:
+    """``new`` and the setup events when ``match`` (after ``new``) waits for nothing more."""
+    if fairness.undealt(match):
+        return new, None
+    dealt = setup_events(engine, len(match.seats), match.options,
+                         fairness.play_seed(match, server_seed))  # fmt: skip
+    state = None
+    for e in dealt:
+        state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
+    return [*new, *dealt], state
+
+
+JOIN = "join_seat"  # sent by the gateway's join endpoint for the player it gives a token
+LEAVE = "leave_seat"
+
+
+def _join(
+    engine: Engine, match: Match, seat: int, body: Mapping[str, Any], server_seed: str
+) -> tuple[list[NewEvent], Any, dict[str, Any]]:
+    if seat not in match.open_seats:
+        raise GameError(errors.ErrorCode.SEAT_TAKEN, f"seat {seat} is not open")
+    name, token = body.get("name"), body.get("token_sha256")
+    if not isinstance(name, str) or not 0 < len(name) <= 64:
+        raise GameError(rules.INVALID_COMMAND, "name must be 1 to 64 characters",
+                        errors={"name": ["1 to 64 characters"]})  # fmt: skip
+    if not isinstance(token, str) or len(token) != 64:
+        raise GameError(rules.INVALID_COMMAND, "a join carries the new seat's token hash")
+    occupant = seat_doc(Seat(name=name, token_sha256=token))
+    new = [NewEvent(type=SEAT_CHANGED, data={"seat": seat, "occupant": occupant})]
+    after = match_evolve(match, SEAT_CHANGED, new[0].data)
+    assert after is not None
+    client_seed = body.get("client_seed")
+    if client_seed is not None and after.fairness == fairness.CONTRIBUTED:
+        if not isinstance(client_seed, str) or not 0 < len(client_seed) <= 256:
+            raise GameError(rules.INVALID_COMMAND, "client_seed must be 1 to 256 characters",
+                            errors={"client_seed": ["1 to 256 characters"]})  # fmt: skip
+        data = {"seat": seat, "client_seed": client_seed}
+        new.append(NewEvent(type=ENTROPY_CONTRIBUTED, data=data))
+        after = match_evolve(after, ENTROPY_CONTRIBUTED, data)
+        assert after is not None
+    new, state = _deal_if_ready(engine, after, new, server_seed)
+    recorded = {"type": JOIN, "name": name}
+    return new, state, recorded
+
+
+def _leave(match: Match, seat: int) -> tuple[list[NewEvent], Any, dict[str, Any]]:
+    if not fairness.undealt(match):
+        raise GameError(rules.ILLEGAL, "a seat can be left only before the deal", rule="dealt")
+    occupant = seat_doc(Seat(name=f"seat {seat}", open=True))
+    new = [NewEvent(type=SEAT_CHANGED, data={"seat": seat, "occupant": occupant})]
+    return new, None, {"type": LEAVE}
 
 
 def decide_events(
@@ -189,6 +252,10 @@ def seats_from_specs(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Seat], li
     seats: list[Seat] = []
     tokens: list[str | None] = []
     for i, spec in enumerate(specs):
+        if spec.get("open") is True:
+            seats.append(Seat(name=f"seat {i}", open=True))
+            tokens.append(None)
+            continue
         bot = spec.get("bot")
         name = spec.get("name") or (f"{bot} bot {i}" if bot else f"seat {i}")
         if bot:
@@ -217,6 +284,7 @@ def create_game(
     options: Mapping[str, Any] | None = None,
     seed: str | None = None,
     fairness_mode: str = fairness.STANDARD,
+    listed: bool = True,
 ) -> Created:
     """Start a game: validate, run the engine's setup, append, project, wake bots. A game of
     contributed fairness is only created: it is dealt when its human seats sent their client
@@ -240,14 +308,14 @@ def create_game(
         raise rules.invalid_options(
             "unknown fairness", fairness=[f"one of {', '.join(fairness.MODES)}"]
         )
-    if fairness_mode == fairness.CONTRIBUTED and all(s.bot for s in seats):
+    if fairness_mode == fairness.CONTRIBUTED and all(s.bot and not s.open for s in seats):
         raise rules.invalid_options(
             "contributed fairness needs a human seat to contribute",
             fairness=["needs at least one human seat"],
         )
     p = app.ports
     envs = seal(
-        creation_events(game, seats, opts, seed, fairness_mode=fairness_mode),
+        creation_events(game, seats, opts, seed, fairness_mode=fairness_mode, listed=listed),
         after_version=0,
         prev_hash=GENESIS_HASH,
         command_id="create",
@@ -265,6 +333,7 @@ def create_game(
             shard=shard_of(game_id, p.shards),
             created_at=envs[0].at,
             token_hashes=record.match.token_hashes,
+            lobby=bool(record.match.open_seats),
         ),
         p.clock.epoch(),
     )
@@ -329,12 +398,25 @@ def decide_command(
     outcome["seat"] = message.seat  # only this seat (and auditors) may read it back
     with app.ports.unit(ack):
         views = project(app, record) if record is not None else None
+        if record is not None:
+            _sync_roster(app, record)
         _complete(app, message, outcome, views, keep=keep)
     if record is not None:
         hand_off(app, record, waiting, message.seat)
     elif outcome["status"] == "rejected":
         _retry_bot(app, message)
     return outcome
+
+
+def _sync_roster(app: App, record: GameRecord) -> None:
+    """After a join or a leave: the directory's token hashes (what gateways authenticate by)
+    follow the match's roster, in the same batch as the projections."""
+    entry = app.entry(record.id)
+    hashes = record.match.token_hashes
+    if entry is not None and tuple(entry.token_hashes) != tuple(hashes):
+        app.ports.directory.set_token_hashes(record.id, hashes)
+        with app.lock:
+            app.entries.pop(record.id, None)  # read again on the next use
 
 
 def report_failure(
@@ -467,9 +549,15 @@ def _decide(
     # Who may act for a seat is the match's say, not a token cache's: a bot's seat takes only
     # its bot's commands, a human's seat only its player's.
     by_bot = message.command_id.startswith(BOT_COMMAND_PREFIX)
-    if by_bot != (record.match.seats[seat].bot is not None):
+    occupant = record.match.seats[seat]
+    if by_bot != (occupant.bot is not None):
         played_by = "a bot" if not by_bot else "its player"
         raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} is played by {played_by}")
+    if message.by is not None and not occupant.open and message.by != occupant.token_sha256:
+        # The gateway's roster was behind: this token no longer holds the seat.
+        raise GameError(
+            errors.ErrorCode.AUTH_INVALID_TOKEN, f"this token does not hold seat {seat}"
+        )
     return decide_any(
         engine,
         record.match,

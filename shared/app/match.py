@@ -29,11 +29,14 @@ class Seat:
     bot_spec: Mapping[str, Any] | None = None  # the bot's settings beyond its name
     token_sha256: str | None = None
     resigned: bool = False
+    open: bool = False  # waiting for a player to join (the lobby)
 
     def public(self) -> dict[str, Any]:
         """The seat as views show it: its name, and for a bot its name and settings (no token
-        hash)."""
+        hash); ``open: true`` for a seat waiting for a player."""
         out: dict[str, Any] = {"name": self.name}
+        if self.open:
+            out["open"] = True
         if self.bot:
             out["bot"] = self.bot
             out.update(self.bot_spec or {})
@@ -52,11 +55,17 @@ class Match:
     tournament: Mapping[str, Any] | None = None  # {"id", "index"} of a tournament's game
     fairness: str = "standard"  # or "contributed" (shared/app/fairness.py)
     contributions: tuple[str | None, ...] = ()  # per seat, its client seed once sent
+    listed: bool = True  # shown in the lobby's list (false: invite by id)
 
     @property
     def token_hashes(self) -> tuple[str | None, ...]:
         """Per seat, the hash of the token that plays it (None for a bot)."""
         return tuple(None if s.bot else s.token_sha256 for s in self.seats)
+
+    @property
+    def open_seats(self) -> list[int]:
+        """Seats waiting for a player to join."""
+        return [i for i, s in enumerate(self.seats) if s.open]
 
     @property
     def bot_seats(self) -> frozenset[int]:
@@ -73,6 +82,8 @@ def seat_doc(seat: Seat) -> dict[str, Any]:
         doc["bot_spec"] = dict(seat.bot_spec)
     if seat.token_sha256:
         doc["token_sha256"] = seat.token_sha256
+    if seat.open:
+        doc["open"] = True
     return doc
 
 
@@ -82,6 +93,7 @@ def _seat(doc: Mapping[str, Any]) -> Seat:
         bot=doc.get("bot"),
         bot_spec=doc.get("bot_spec"),
         token_sha256=doc.get("token_sha256"),
+        open=bool(doc.get("open", False)),
     )
 
 
@@ -96,13 +108,17 @@ def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | 
             tournament=data.get("tournament"),
             fairness=data.get("fairness", "standard"),
             contributions=tuple(None for _ in data["seats"]),
+            listed=data.get("listed", True),
         )
     if match is None:
         return None
     if type_ == SEAT_CHANGED:
         seats = list(match.seats)
         seats[data["seat"]] = _seat(data["occupant"])
-        return replace(match, seats=tuple(seats))
+        # A new occupant brings its own client seed (a contributed game's), if any.
+        contributions = list(match.contributions) or [None] * len(seats)
+        contributions[data["seat"]] = None
+        return replace(match, seats=tuple(seats), contributions=tuple(contributions))
     if type_ == SEAT_RESIGNED:
         seats = list(match.seats)
         seats[data["seat"]] = replace(seats[data["seat"]], resigned=True)

@@ -24,16 +24,23 @@ class CommandMessage:
     seat: int
     body: Mapping[str, Any]
     expected_version: int | None = None
+    # The hash of the seat token the gateway authenticated the sender with: the worker checks
+    # it against the roster it folds, so a token a player gave up (leaving a seat) stops
+    # working even where a gateway's cached roster is behind.
+    by: str | None = None
 
     def to_fields(self) -> dict[str, str]:
         """Stream entry fields."""
-        return {
+        fields = {
             "id": self.command_id,
             "game": self.game_id,
             "seat": str(self.seat),
             "body": json.dumps(self.body, separators=(",", ":")),
             "ev": "" if self.expected_version is None else str(self.expected_version),
         }
+        if self.by is not None:
+            fields["by"] = self.by
+        return fields
 
     @classmethod
     def from_fields(cls, fields: Mapping[bytes | str, bytes | str]) -> CommandMessage:
@@ -45,6 +52,7 @@ class CommandMessage:
             seat=int(f["seat"]),
             body=json.loads(f["body"]),
             expected_version=int(f["ev"]) if f.get("ev") else None,
+            by=f.get("by") or None,
         )
 
 

@@ -26,6 +26,7 @@ class GameEntry:
     shard: int
     created_at: str
     token_hashes: tuple[str | None, ...]  # per seat; None for a bot (or an open seat)
+    lobby: bool = False  # its roster may change (open seats): read it fresh to authenticate
 
 
 class GameDirectory(Protocol):
@@ -47,8 +48,11 @@ class GameDirectory(Protocol):
         """List the game as finished (the first call's time is kept)."""
         ...
 
-    def list_games(self, *, finished: bool = False, offset: int = 0, limit: int = 100) -> list[str]:
-        """Game ids by creation time (or finishing time), oldest first."""
+    def list_games(
+        self, *, finished: bool = False, offset: int = 0, limit: int = 100, newest: bool = False
+    ) -> list[str]:
+        """Game ids by creation time (or finishing time), oldest first (``newest``: newest
+        first)."""
         ...
 
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:

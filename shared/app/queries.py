@@ -67,6 +67,9 @@ def caller(app: App, game_id: str, token: str | None, keys: Keys) -> Caller:
     if keys.is_auditor(token):
         return Caller(AUDITOR_ROLE)
     entry = app.entry(game_id)
+    if entry is not None and entry.lobby:
+        # Players join and leave: a token given up must stop working at once, in every process.
+        entry = app.entry(game_id, refresh=True)
     if entry is None:
         raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
     seat = seat_for_token(entry.token_hashes, token)
@@ -144,6 +147,60 @@ def _check_open_log(app: App, game_id: str, caller_: Caller, what: str) -> None:
             ErrorCode.AUTH_FORBIDDEN,
             f"the {what} of a running game needs an auditor key (anyone may, once it is over)",
         )
+
+
+STATUSES = ("waiting", "active", "finished")
+LIST_SCAN = 500  # games looked at per page at most, so a rare filter cannot scan everything
+
+
+def list_lobby(
+    app: App,
+    *,
+    game: str | None = None,
+    status: str | None = None,
+    limit: int = 20,
+    cursor: int = 0,
+) -> dict[str, Any]:
+    """``GET /v1/games``: listed games, newest first, with their status (``waiting`` for
+    players or client seeds, ``active``, ``finished``), seats (name, bot, open), version and
+    creation time; ``next_cursor`` continues the list (None at its end)."""
+    items: list[dict[str, Any]] = []
+    offset = cursor
+    scanned = 0
+    ids: list[str] = ["start"]
+    while len(items) < limit and scanned < LIST_SCAN and ids:
+        ids = app.ports.directory.list_games(offset=offset, limit=limit, newest=True)
+        for gid in ids:
+            offset += 1
+            scanned += 1
+            raw = app.ports.read_models.read(gid, None)
+            if raw is None:
+                continue
+            doc = json.loads(raw)
+            if doc.get("listed") is False:
+                continue
+            state = (
+                "finished" if doc.get("outcome") is not None
+                else "waiting" if doc.get("phase") == "waiting"
+                else "active"
+            )  # fmt: skip
+            if (game and doc.get("game") != game) or (status and state != status):
+                continue
+            entry = app.entry(gid)
+            items.append(
+                {
+                    "id": gid,
+                    "game": doc.get("game"),
+                    "status": state,
+                    "seats": doc.get("seats"),
+                    "version": doc.get("version"),
+                    "created_at": entry.created_at if entry else None,
+                }
+            )
+            if len(items) >= limit:
+                break
+    more = bool(app.ports.directory.list_games(offset=offset, limit=1, newest=True))
+    return {"games": items, "next_cursor": str(offset) if more else None}
 
 
 def command_status(

@@ -1,0 +1,109 @@
+"""The lobby: open seats, joining (one of two racing joins wins), leaving, and the deal once the
+last seat is taken."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.integration.api import bearer, view
+from tests.integration.conftest import Stack
+
+
+def open_game(stack: Stack, **extra: object) -> str:
+    created = stack.http.post(
+        "/v1/games",
+        json={
+            "game": "skull",
+            "seats": [{"name": "host"}, {"open": True}, {"open": True}],
+            **extra,
+        },
+    )
+    assert created.status_code == 201, created.get_json()
+    return str(created.get_json()["id"])
+
+
+def join(stack: Stack, gid: str, seat: int, name: str):
+    return stack.http.post(f"/v1/games/{gid}/seats/{seat}/join", json={"name": name})
+
+
+def test_a_game_waits_for_its_open_seats_and_deals_at_the_last_join(stack: Stack) -> None:
+    gid = open_game(stack)
+    public = view(stack, gid)
+    assert public["phase"] == "waiting"
+    assert [s.get("open", False) for s in public["seats"]] == [False, True, True]
+    first = join(stack, gid, 1, "ana")
+    assert first.status_code == 200, first.get_json()
+    token = first.get_json()["token"]
+    assert view(stack, gid, token)["seat"] == 1
+    assert view(stack, gid)["phase"] == "waiting"
+    taken = join(stack, gid, 1, "bob")
+    assert taken.status_code == 409 and taken.get_json()["code"] == "seat/taken"
+    last = join(stack, gid, 2, "cyd")
+    assert last.status_code == 200
+    dealt = view(stack, gid, last.get_json()["token"])
+    assert dealt["phase"] == "placing" and dealt["to_act"]
+    assert [s["name"] for s in dealt["seats"]] == ["host", "ana", "cyd"]
+
+
+def test_two_joins_at_once_never_both_win(stack: Stack) -> None:
+    gid = open_game(stack)
+    answers: list[int] = []
+
+    def go(name: str) -> None:
+        client = stack.app.test_client()
+        resp = client.post(f"/v1/games/{gid}/seats/1/join", json={"name": name})
+        answers.append(resp.status_code)
+
+    threads = [threading.Thread(target=go, args=(f"p{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(answers) == [200, 409, 409, 409], answers
+
+
+def test_leaving_reopens_the_seat_and_the_token_stops_working(stack: Stack) -> None:
+    gid = open_game(stack)
+    token = join(stack, gid, 1, "ana").get_json()["token"]
+    left = stack.http.post(f"/v1/games/{gid}/seats/1/leave", headers=bearer(token))
+    assert left.status_code == 200, left.get_json()
+    assert view(stack, gid)["seats"][1].get("open") is True
+    assert stack.http.get(f"/v1/games/{gid}", headers=bearer(token)).status_code == 401
+    # Someone else takes it; the game is dealt when the last seat is taken.
+    assert join(stack, gid, 1, "bob").status_code == 200
+    assert join(stack, gid, 2, "cyd").status_code == 200
+    assert view(stack, gid)["phase"] == "placing"
+    # The token given up reads nothing of the new occupant's seat after the deal either.
+    assert stack.http.get(f"/v1/games/{gid}", headers=bearer(token)).status_code == 401
+    # After the deal no one leaves.
+    host = stack.http.post(f"/v1/games/{gid}/seats/0/leave")
+    assert host.status_code == 401
+
+
+def test_the_list_shows_listed_games_newest_first_by_status(stack: Stack) -> None:
+    waiting = open_game(stack)
+    hidden = open_game(stack, listed=False)
+    active = stack.http.post(
+        "/v1/games", json={"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}
+    ).get_json()["id"]
+    page = stack.http.get("/v1/games?limit=100").get_json()
+    ids = [g["id"] for g in page["games"]]
+    assert hidden not in ids
+    assert ids.index(active) < ids.index(waiting)  # newest first
+    by_id = {g["id"]: g for g in page["games"]}
+    assert by_id[waiting]["status"] == "waiting" and by_id[active]["status"] == "active"
+    assert by_id[waiting]["seats"][1]["open"] is True
+    only = stack.http.get("/v1/games?status=waiting&game=skull").get_json()["games"]
+    assert waiting in [g["id"] for g in only] and all(g["status"] == "waiting" for g in only)
+    # Paging with the cursor reaches every game once.
+    seen: list[str] = []
+    cursor = None
+    while True:
+        url = "/v1/games?limit=1" + (f"&cursor={cursor}" if cursor else "")
+        doc = stack.http.get(url).get_json()
+        seen += [g["id"] for g in doc["games"]]
+        cursor = doc["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == ids
+    assert stack.http.get("/v1/games?status=lost").status_code == 422
