@@ -33,8 +33,9 @@ from typing import Any
 from shared import games
 from shared.app import fairness
 from shared.app import match as match_
-from shared.app.handlers import decide_any, setup_events
+from shared.app.handlers import JOIN, decide_any, setup_events
 from shared.events import (
+    ENTROPY_CONTRIBUTED,
     GAME_CREATED,
     SEED_REVEALED,
     SERVICE_EVENTS,
@@ -205,7 +206,7 @@ def audit(
         report.failed("final state", f"{type(exc).__name__}: {exc}", None)
         return report
     report.digest = state_digest(record)
-    result = engine.outcome(record.state)
+    result = engine.outcome(record.state) if record.state is not None else None
     summary = (
         "game still running"
         if result is None
@@ -290,10 +291,15 @@ def _redecide(
             )
             return
         commands += 1
+        body = dict(first.command)
+        if body.get("type") == JOIN:
+            # The join's token hash and client seed are recorded in its events, not its command.
+            body["token_sha256"] = first.data.get("occupant", {}).get("token_sha256")
+            seeds = [e.data["client_seed"] for e in group if e.type == ENTROPY_CONTRIBUTED]
+            if seeds:
+                body["client_seed"] = seeds[0]
         try:
-            new, state_after, _ = decide_any(
-                engine, match, state, first.seat, first.command, seed, before
-            )
+            new, state_after, _ = decide_any(engine, match, state, first.seat, body, seed, before)
         except GameError as exc:
             report.failed(
                 "commands legal",

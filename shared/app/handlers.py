@@ -727,7 +727,7 @@ def finalize_record(app: App, record: GameRecord, *, rate: bool = True) -> str:
     batch of tournament games at once). Both steps are idempotent: the result is written
     once, and a game is rated once (atomically with marking it rated), so a task run twice,
     or a crash between the two, leaves each done exactly once."""
-    outcome = record.engine.outcome(record.state)
+    outcome = record.engine.outcome(record.state) if record.state is not None else None
     if outcome is None:
         return "not over"
     app.ports.directory.record_result(

@@ -107,3 +107,25 @@ def test_the_list_shows_listed_games_newest_first_by_status(stack: Stack) -> Non
             break
     assert seen == ids
     assert stack.http.get("/v1/games?status=lost").status_code == 422
+
+
+def test_a_lobby_game_passes_the_audit(stack: Stack) -> None:
+    from tests.integration.conftest import AUDITOR
+
+    created = stack.http.post(
+        "/v1/games",
+        json={"game": "skull", "seats": [{"name": "host"}, {"open": True}, {"bot": "random"}],
+              "fairness": "contributed"},
+    ).get_json()  # fmt: skip
+    gid, host = created["id"], created["tokens"][0]
+    a = stack.http.post(f"/v1/games/{gid}/seats/1/join", json={"name": "a", "client_seed": "s1"})
+    assert a.status_code == 200
+    assert view(stack, gid)["fairness"]["waiting_for"] == [0]  # the host's seed is still due
+    report = stack.http.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR)).get_json()
+    assert report["status"] == "incomplete", report  # not dealt: the opening draw waits
+    sent = stack.http.post(
+        f"/v1/games/{gid}/seats/0/entropy", json={"client_seed": "s0"}, headers=bearer(host)
+    )
+    assert sent.status_code == 200 and sent.get_json()["phase"] == "placing"
+    report = stack.http.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR)).get_json()
+    assert report["status"] == "passed", report
