@@ -24,12 +24,14 @@ class Settings:
     max_wait: float = 30.0
     bot_dispatch: str = "celery"  # "celery", or "none" to drop bot and scoring work
     max_tournament_games: int = 10_000
+    cors_origins: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Settings from ``REDIS_URL``, ``TABLETOP_ORGANIZER_KEYS``, ``TABLETOP_AUDITOR_KEYS``,
         ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT``, ``TABLETOP_BOT_DISPATCH`` and
-        ``TABLETOP_MAX_TOURNAMENT_GAMES``."""
+        ``TABLETOP_MAX_TOURNAMENT_GAMES`` and ``TABLETOP_CORS_ORIGINS`` (comma-separated origins
+        browsers may call from; ``*`` for any)."""
         env = os.environ if env is None else env
         return cls(
             redis_url=env.get("REDIS_URL", DEFAULT_REDIS_URL),
@@ -39,4 +41,5 @@ class Settings:
             max_wait=float(env.get("TABLETOP_MAX_WAIT", "30")),
             bot_dispatch=env.get("TABLETOP_BOT_DISPATCH", "celery"),
             max_tournament_games=max(1, int(env.get("TABLETOP_MAX_TOURNAMENT_GAMES", "10000"))),
+            cors_origins=_keys(env.get("TABLETOP_CORS_ORIGINS")),
         )

@@ -89,6 +89,11 @@ def rated(game_type: str) -> str:
     return f"ratings:{{{game_type}}}:rated"
 
 
+def idempotency(key: str) -> str:
+    """A kept response of ``Idempotency-Key`` (the key already scoped by caller and route)."""
+    return f"idem:{key}"
+
+
 TOURNAMENTS = "tournaments:all"  # sorted set: tournament id by creation time
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
@@ -13,7 +14,7 @@ from flask_smorest import Blueprint
 from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
 
-from services.gateway import auth, schemas
+from services.gateway import auth, http_extras, schemas
 from services.gateway.problems import Problem
 from shared import games
 from shared.app import fairness, handlers, queries
@@ -145,7 +146,16 @@ class Games(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         """Create a game; answers its id and one secret token per human seat.
 
-        A fixed `seed` or a `deal` option needs an organizer key."""
+        A fixed `seed` or a `deal` option needs an organizer key. With an `Idempotency-Key`
+        header a retry with the same key and body answers the first response again (for 24
+        hours, per caller) and creates nothing; the same key with another body is a 422
+        `request/idempotency_key_reused`."""
+        key = _idempotency_key()
+        if key is None:
+            return self._create(body)
+        return _idempotent("create", key, body, lambda: self._create(body))
+
+    def _create(self, body: dict[str, Any]) -> Any:
         token = auth.bearer()
         if token is not None and not (auth.is_organizer(token) or auth.is_auditor(token)):
             # A token means something only if it is a key: a seat token of another game, or a
@@ -233,7 +243,7 @@ class Game(MethodView):
                 "only auditors may read another seat's view",
                 title="Forbidden",
             )
-        return _json_response(_read(queries.view_json, app, game_id, seat))
+        return http_extras.conditional(_json_response(_read(queries.view_json, app, game_id, seat)))
 
 
 @blp.route("/v1/games/<game_id>/commands")
@@ -282,7 +292,15 @@ class Commands(MethodView):
                 engine.parse_command(command)  # shape errors answer here, before the stream
         except GameError as exc:
             raise Problem.from_game_error(exc) from exc
-        cid = _client_command_id(seat, body["id"]) if "id" in body else new_command_id()
+        key = _idempotency_key()
+        if "id" in body:
+            cid = _client_command_id(seat, body["id"])
+        elif key is not None:
+            # An Idempotency-Key is the command's id: the worker applies an id once, and
+            # refuses it with another body (request/idempotency_key_reused).
+            cid = _client_command_id(seat, "key-" + hashlib.sha256(key.encode()).hexdigest()[:32])
+        else:
+            cid = new_command_id()
         message = CommandMessage(
             command_id=cid,
             game_id=game_id,
@@ -493,9 +511,10 @@ class Events(MethodView):
         seats and spectators (wholly secret events are left out)."""
         app = application()
         caller = auth.caller_for(app, game_id)
-        return _read(
+        page = _read(
             queries.events, app, game_id, caller, after=query["after"], limit=query["limit"]
         )
+        return http_extras.conditional(_json_response(page))
 
 
 @blp.route("/v1/games/<game_id>/export")
@@ -535,6 +554,60 @@ class Audit(MethodView):
         app = application()
         caller = auth.caller_for(app, game_id)
         return _read(queries.audit_report, app, game_id, caller)
+
+
+IDEMPOTENCY_TTL = 24 * 3600
+_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+def _idempotency_key() -> str | None:
+    """The request's ``Idempotency-Key`` (1 to 255 visible ASCII characters), or None."""
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not _KEY.match(key):
+        raise Problem(
+            400, "request/malformed", "Idempotency-Key must be 1 to 255 visible ASCII characters",
+            title="Bad Request",
+        )  # fmt: skip
+    return key
+
+
+def _idempotent(route: str, key: str, body: Any, run: Any) -> Any:
+    """Run ``run`` once per (caller, route, key): a retry with the same body gets the kept
+    response (``Idempotent-Replayed: true``), one with another body a 422, one while the first
+    still runs a 409."""
+    caller = auth.bearer() or request.remote_addr or "anonymous"
+    scope = hashlib.sha256(f"{caller}\n{route}\n{key}".encode()).hexdigest()
+    fingerprint = hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+    store = application().ports.idempotency
+    kept = store.claim(scope, fingerprint, IDEMPOTENCY_TTL)
+    if kept is not None:
+        if kept["fingerprint"] != fingerprint:
+            raise Problem(
+                422, "request/idempotency_key_reused",
+                "this Idempotency-Key was used with another request body",
+                title="The key was used for another request",
+            )  # fmt: skip
+        response = kept.get("response")
+        if response is None:
+            return Problem(
+                409, "request/in_progress", "the first request with this key is still running",
+                title="Conflict",
+            ).response({"Retry-After": "1"})  # fmt: skip
+        headers = {**response.get("headers", {}), "Idempotent-Replayed": "true"}
+        return _json_response(response["body"], response["status"], headers)
+    try:
+        doc, status, headers = run()
+    except Problem as problem:
+        store.finish(scope, fingerprint, {"status": problem.status, "body": problem.body(),
+                                          "headers": {}}, IDEMPOTENCY_TTL)  # fmt: skip
+        raise
+    store.finish(scope, fingerprint, {"status": status, "body": doc, "headers": headers},
+                 IDEMPOTENCY_TTL)  # fmt: skip
+    return doc, status, headers
 
 
 def _token_hash() -> str | None:

@@ -374,6 +374,27 @@ class MemoryRatings:
             return copy.deepcopy(self._boards.get(game_type, {}))
 
 
+class MemoryIdempotency:
+    """``IdempotencyStore`` in a dict (no expiry: tests are short)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, dict[str, Any]] = {}
+
+    def claim(self, key: str, fingerprint: str, ttl: int) -> dict[str, Any] | None:
+        """See ``IdempotencyStore.claim``."""
+        with self._lock:
+            if key in self._kept:
+                return copy.deepcopy(self._kept[key])
+            self._kept[key] = {"fingerprint": fingerprint, "response": None}
+            return None
+
+    def finish(self, key: str, fingerprint: str, response: Mapping[str, Any], ttl: int) -> None:
+        """See ``IdempotencyStore.finish``."""
+        with self._lock:
+            self._kept[key] = {"fingerprint": fingerprint, "response": dict(response)}
+
+
 def utc_iso(moment: datetime) -> str:
     """ISO-8601 UTC with milliseconds and a ``Z``."""
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -391,6 +412,7 @@ def memory_ports(*, dispatcher: Any = None, clock: Any = None, shards: int = 1) 
         dispatcher=dispatcher or NullDispatcher(),
         tournaments=MemoryTournaments(),
         ratings=MemoryRatings(),
+        idempotency=MemoryIdempotency(),
         batch=no_batch,
         shards=shards,
     )

@@ -412,6 +412,29 @@ class RedisRatings:
         }
 
 
+class RedisIdempotency:
+    """``IdempotencyStore`` on ``idem:<key>`` strings (JSON) that expire."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._r = client
+
+    def claim(self, key: str, fingerprint: str, ttl: int) -> dict[str, Any] | None:
+        """See ``IdempotencyStore.claim``."""
+        placeholder = json.dumps({"fingerprint": fingerprint, "response": None})
+        if self._r.set(keys.idempotency(key), placeholder, nx=True, ex=ttl):
+            return None
+        raw = self._r.get(keys.idempotency(key))
+        if raw is None:  # expired between the two commands: claim again
+            return self.claim(key, fingerprint, ttl)
+        kept: dict[str, Any] = json.loads(raw)
+        return kept
+
+    def finish(self, key: str, fingerprint: str, response: Mapping[str, Any], ttl: int) -> None:
+        """See ``IdempotencyStore.finish``."""
+        doc = json.dumps({"fingerprint": fingerprint, "response": dict(response)})
+        self._r.set(keys.idempotency(key), doc, ex=ttl)
+
+
 def connect(url: str) -> redis.Redis:
     """A client for the Redis at ``url`` (no connection is made until the first command)."""
     return redis.Redis.from_url(url)
@@ -432,6 +455,7 @@ def redis_ports(
         dispatcher=dispatcher or NullDispatcher(),
         tournaments=RedisTournaments(client),
         ratings=RedisRatings(client),
+        idempotency=RedisIdempotency(client),
         batch=batch,
         shards=shards,
         ping=lambda: bool(client.ping()),

@@ -231,6 +231,21 @@ class RatingBoard(Protocol):
         ...
 
 
+class IdempotencyStore(Protocol):
+    """Responses kept by ``Idempotency-Key`` (per caller), so a retried request is answered
+    again instead of applied twice."""
+
+    def claim(self, key: str, fingerprint: str, ttl: int) -> dict[str, Any] | None:
+        """Claim ``key`` for a request with ``fingerprint`` (a hash of what it asks); None
+        when the claim is new, else what is kept: ``{"fingerprint", "response"}`` (response
+        None while the first request is still running)."""
+        ...
+
+    def finish(self, key: str, fingerprint: str, response: Mapping[str, Any], ttl: int) -> None:
+        """Keep the response of the request that claimed ``key``."""
+        ...
+
+
 class BotDispatcher(Protocol):
     """Where the application hands work it does not do itself."""
 
@@ -274,6 +289,7 @@ class Ports:
     dispatcher: BotDispatcher
     tournaments: TournamentStore
     ratings: RatingBoard
+    idempotency: IdempotencyStore
     batch: Callable[[Callable[[Any], None] | None], AbstractContextManager[None]]
     shards: int = 1
     ping: Callable[[], bool] = lambda: True

@@ -200,3 +200,15 @@ def test_ratings_rate_each_game_once(ports: Ports) -> None:
     assert r.rate("fox", {"g1": win, "g2": win}) == ["g2"]
     assert r.board("fox") == {"random": {"mu": 25.0, "sigma": 8.0, "games": 2}}
     assert r.board("skull") == {}
+
+
+def test_idempotency_claims_once_and_keeps_the_response(ports: Ports) -> None:
+    store = ports.idempotency
+    assert store.claim("k1", "f1", 60) is None
+    assert store.claim("k1", "f1", 60) == {"fingerprint": "f1", "response": None}  # running
+    store.finish("k1", "f1", {"status": 201, "body": {"id": "g"}}, 60)
+    assert store.claim("k1", "f2", 60) == {
+        "fingerprint": "f1",
+        "response": {"status": 201, "body": {"id": "g"}},
+    }
+    assert store.claim("k2", "f1", 60) is None
