@@ -124,7 +124,7 @@ def run(
                 str(gateway_workers),
                 "services.gateway.app:create_app()",
             ],
-            env={**env, "TABLETOP_BOT_DISPATCH": "none"},
+            env={**env, "TABLETOP_BOT_DISPATCH": "none", "TABLETOP_RATE_LIMITS": "off"},
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

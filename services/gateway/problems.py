@@ -26,8 +26,10 @@ class Problem(Exception):
         rule: str | None = None,
         errors_: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail)
+        self.headers = headers or {}
         self.status = status
         self.code = code
         self.detail = detail
@@ -79,7 +81,10 @@ class Problem(Exception):
     def response(self, headers: dict[str, str] | None = None) -> Response:
         """A Flask response."""
         return Response(
-            json.dumps(self.body()), status=self.status, mimetype=PROBLEM_TYPE, headers=headers
+            json.dumps(self.body()),
+            status=self.status,
+            mimetype=PROBLEM_TYPE,
+            headers={**self.headers, **(headers or {})},
         )
 
 

@@ -14,7 +14,7 @@ from flask_smorest import Blueprint
 from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
 
-from services.gateway import auth, http_extras, schemas
+from services.gateway import auth, http_extras, limits_guard, schemas
 from services.gateway.problems import Problem
 from shared import games
 from shared.app import fairness, handlers, queries
@@ -150,6 +150,7 @@ class Games(MethodView):
         header a retry with the same key and body answers the first response again (for 24
         hours, per caller) and creates nothing; the same key with another body is a 422
         `request/idempotency_key_reused`."""
+        limits_guard.check("create")
         key = _idempotency_key()
         if key is None:
             return self._create(body)
@@ -282,6 +283,7 @@ class Commands(MethodView):
     )
     def post(self, body: dict[str, Any], game_id: str) -> Any:
         """Send a command for the caller's seat; 202 with its id, or its outcome when waiting."""
+        limits_guard.check("command", by_token=True)
         app = application()
         seat = _seat_of(app, game_id, "send a seat token to play")
         game_type = _read(queries.game_type, app, game_id)
@@ -384,6 +386,7 @@ class Join(MethodView):
         """Join an open seat (no token needed): answers the seat and its secret token. The
         game is dealt when its last open seat is taken (and, for contributed fairness, every
         client seed is in: send yours here as `client_seed`)."""
+        limits_guard.check("join")
         app = application()
         game_type = _read(queries.game_type, app, game_id)
         token = secrets.token_urlsafe(24)
