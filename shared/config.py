@@ -17,6 +17,7 @@ DEFAULT_RATE_LIMITS = {
     "create": "30/minute",  # games created per client address
     "join": "60/minute",  # seats joined per client address
     "command": "20/second",  # commands per seat token
+    "suggest": "20/minute",  # hints per seat token (a search holds a gateway thread)
 }
 
 
@@ -50,7 +51,7 @@ class Settings:
         ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT``, ``TABLETOP_BOT_DISPATCH`` and
         ``TABLETOP_MAX_TOURNAMENT_GAMES``, ``TABLETOP_CORS_ORIGINS`` (comma-separated origins
         browsers may call from; ``*`` for any) and the abuse limits ``TABLETOP_RATE_CREATE``,
-        ``TABLETOP_RATE_JOIN``, ``TABLETOP_RATE_COMMAND`` (``TABLETOP_RATE_LIMITS=off`` for
+        ``TABLETOP_RATE_JOIN``, ``TABLETOP_RATE_COMMAND``, ``TABLETOP_RATE_SUGGEST`` (``TABLETOP_RATE_LIMITS=off`` for
         none)."""
         env = os.environ if env is None else env
         return cls(

@@ -497,6 +497,7 @@ class Suggestion(MethodView):
         """The command a bot (`?bot=heuristic` by default; `random`, or `ismcts` with
         `budget_ms` or `iterations`) would send now for the caller's seat, from that seat's
         view only. Needs a seat token."""
+        limits_guard.check("suggest", by_token=True)  # a search holds a gateway thread
         app = application()
         seat = _seat_of(app, game_id, "send a seat token to ask for a hint")
         return _read(queries.suggestion, app, game_id, seat, query)

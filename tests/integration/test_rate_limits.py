@@ -49,3 +49,18 @@ def test_limits_are_on_by_default_and_can_be_switched_off() -> None:
     assert Settings.from_env({}).rate_limits["create"] == "30/minute"
     assert Settings.from_env({"TABLETOP_RATE_LIMITS": "off"}).rate_limits == {}
     assert Settings.from_env({"TABLETOP_RATE_CREATE": "5/hour"}).rate_limits["create"] == "5/hour"
+
+
+def test_suggestions_are_limited_per_token(redis_url: str, redis_client: redis.Redis) -> None:
+    settings = Settings(redis_url=redis_url, rate_limits={"suggest": "2/minute"})
+    app = create_app(settings, client=redis_client, dispatcher=NullDispatcher())
+    client = app.test_client()
+    game = client.post(
+        "/v1/games", json={"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}
+    ).get_json()
+    auth = {"Authorization": f"Bearer {game['tokens'][0]}"}
+    codes = [
+        client.get(f"/v1/games/{game['id']}/suggestion?bot=random", headers=auth).status_code
+        for _ in range(3)
+    ]
+    assert 429 not in codes[:2] and codes[2] == 429
