@@ -44,6 +44,7 @@ class Settings:
     cors_origins: frozenset[str] = field(default_factory=frozenset)
     # Abuse limits per rule (``limits`` syntax, e.g. "30/minute"); empty: none.
     rate_limits: Mapping[str, str] = field(default_factory=dict)
+    feed_heartbeat: float = 15.0  # seconds between the live feed's keep-alive comments
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -57,6 +57,14 @@ def notify(game_id: str) -> str:
     return f"game:{{{game_id}}}:notify"
 
 
+NOTIFY_PATTERN = "game:{*}:notify"  # every game's announcements
+
+
+def game_of_notify(channel: str) -> str:
+    """The game id of a ``notify`` channel."""
+    return channel[len("game:{") : -len("}:notify")]
+
+
 def command_stream(game_type: str, shard: int) -> str:
     """Commands of one game type and shard, as submitted (accepted or not)."""
     return f"cmd:{game_type}:{shard}"

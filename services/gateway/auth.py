@@ -38,6 +38,11 @@ def bearer() -> str | None:
     return token.strip()
 
 
+def keys() -> Keys:
+    """The organizer and auditor keys this gateway accepts."""
+    return _keys()
+
+
 def _keys() -> Keys:
     settings = current_app.config["SETTINGS"]
     return Keys(organizers=settings.organizer_keys, auditors=settings.auditor_keys)

@@ -8,13 +8,13 @@ import re
 import secrets
 from typing import Any
 
-from flask import Response, current_app, request
+from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
 
-from services.gateway import auth, http_extras, limits_guard, schemas
+from services.gateway import auth, feed, http_extras, limits_guard, schemas
 from services.gateway.problems import Problem
 from shared import games
 from shared.app import fairness, handlers, queries
@@ -501,6 +501,59 @@ class Suggestion(MethodView):
         app = application()
         seat = _seat_of(app, game_id, "send a seat token to ask for a hint")
         return _read(queries.suggestion, app, game_id, seat, query)
+
+
+@blp.route("/v1/games/<game_id>/feed")
+class Feed(MethodView):
+    """The live feed (Server-Sent Events)."""
+
+    @blp.arguments(schemas.FeedQuerySchema(), location="query")
+    @blp.response(
+        200,
+        content_type="text/event-stream",
+        description="`: connected` at once; then messages `id: <version>`, `event: update`, "
+        '`data: {"version", "events", "view"}` (the events the caller may read since the '
+        "previous message, and its view); `: heartbeat` every 15 s; the stream ends after the "
+        "message that shows the game over",
+    )
+    @blp.doc(security=SECURITY)
+    def get(self, query: dict[str, Any], game_id: str) -> Any:
+        """Updates pushed as they happen: a seat token (header, or `?access_token=` for
+        browsers' EventSource, which cannot send headers) gets its seat's view, no token the
+        public view, an auditor key every event. The first message brings the caller up to
+        date; a reconnect with `Last-Event-ID: n` (or `?after=n`) resumes after version n
+        without a gap."""
+        app = application()
+        token = query.get("access_token")
+        caller = (
+            _read(queries.caller, app, game_id, token, auth.keys())
+            if token
+            else auth.caller_for(app, game_id)
+        )
+        _read(queries.game_type, app, game_id)
+        after = query.get("after")
+        last_id = request.headers.get("Last-Event-ID")
+        if last_id is not None:
+            if not last_id.strip().isdigit():
+                raise Problem(400, "request/malformed", "Last-Event-ID must be a version",
+                              title="Bad Request")  # fmt: skip
+            after = int(last_id)
+        hub = _hub(app)
+        heartbeat = current_app.config["SETTINGS"].feed_heartbeat
+        stream = feed.messages(app, hub, game_id, caller, int(after or 0), heartbeat)
+        return Response(
+            stream_with_context(stream),
+            mimetype="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+
+def _hub(app: App) -> feed.FeedHub:
+    hub: feed.FeedHub | None = current_app.extensions.get("tabletop-feed")
+    if hub is None:
+        hub = current_app.extensions.setdefault("tabletop-feed", feed.FeedHub(app))
+    hub.start()
+    return hub
 
 
 @blp.route("/v1/games/<game_id>/events")

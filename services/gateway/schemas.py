@@ -99,6 +99,19 @@ class CreateGameSchema(StrictSchema):
     )
 
 
+class FeedQuerySchema(StrictSchema):
+    """Query of ``GET /v1/games/{id}/feed``."""
+
+    after = ma.fields.Integer(
+        validate=validate.Range(min=0, max=JSON_SAFE_INT),
+        metadata={"description": "resume after this version (or send Last-Event-ID)"},
+    )
+    access_token = ma.fields.String(
+        validate=validate.Length(min=1, max=512),
+        metadata={"description": "a seat token or key, for EventSource (never logged)"},
+    )
+
+
 class ListGamesQuerySchema(StrictSchema):
     """Query of ``GET /v1/games``."""
 

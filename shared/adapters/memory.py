@@ -169,14 +169,30 @@ class MemoryNotifier:
 
     def __init__(self) -> None:
         self._subs: dict[str, list[queue.Queue[int]]] = {}
+        self._all: list[queue.Queue[tuple[str, int]]] = []
         self._lock = threading.Lock()
 
     def announce(self, game_id: str, version: int) -> None:
         """See ``Notifier.announce``."""
         with self._lock:
             subs = list(self._subs.get(game_id, []))
+            everyone = list(self._all)
         for q in subs:
             q.put(version)
+        for a in everyone:
+            a.put((game_id, version))
+
+    def subscribe_all(self) -> MemoryAllSubscription:
+        """See ``Notifier.subscribe_all``."""
+        q: queue.Queue[tuple[str, int]] = queue.Queue()
+        with self._lock:
+            self._all.append(q)
+        return MemoryAllSubscription(self, q)
+
+    def _drop_all(self, q: queue.Queue[tuple[str, int]]) -> None:
+        with self._lock:
+            if q in self._all:
+                self._all.remove(q)
 
     def subscribe(self, game_id: str) -> MemorySubscription:
         """See ``Notifier.subscribe``."""
@@ -190,6 +206,24 @@ class MemoryNotifier:
             subs = self._subs.get(game_id, [])
             if q in subs:
                 subs.remove(q)
+
+
+class MemoryAllSubscription:
+    """One listener of every game's announcements."""
+
+    def __init__(self, notifier: MemoryNotifier, q: queue.Queue[tuple[str, int]]) -> None:
+        self._notifier, self._q = notifier, q
+
+    def next(self, timeout: float) -> tuple[str, int] | None:
+        """See ``AllSubscription.next``."""
+        try:
+            return self._q.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        """See ``AllSubscription.close``."""
+        self._notifier._drop_all(self._q)
 
 
 class MemorySubscription:

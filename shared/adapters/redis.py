@@ -212,11 +212,40 @@ class RedisNotifier:
         """See ``Notifier.announce``."""
         self._batch.writer().publish(keys.notify(game_id), str(version))
 
+    def subscribe_all(self) -> RedisAllSubscription:
+        """See ``Notifier.subscribe_all``."""
+        pubsub = self._r.pubsub(ignore_subscribe_messages=True)
+        pubsub.psubscribe(keys.NOTIFY_PATTERN)
+        return RedisAllSubscription(pubsub)
+
     def subscribe(self, game_id: str) -> RedisSubscription:
         """See ``Notifier.subscribe``."""
         pubsub = self._r.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe(keys.notify(game_id))
         return RedisSubscription(pubsub)
+
+
+class RedisAllSubscription:
+    """One pub/sub connection listening to every game (``PSUBSCRIBE game:*:notify``)."""
+
+    def __init__(self, pubsub: Any) -> None:
+        self._p = pubsub
+
+    def next(self, timeout: float) -> tuple[str, int] | None:
+        """See ``AllSubscription.next``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            msg = self._p.get_message(timeout=max(left, 0.0))
+            if msg is not None and msg.get("type") == "pmessage":
+                channel = _text(msg["channel"])
+                return keys.game_of_notify(channel), int(msg["data"])
+            if left <= 0:
+                return None
+
+    def close(self) -> None:
+        """See ``AllSubscription.close``."""
+        self._p.close()
 
 
 class RedisSubscription:

@@ -124,6 +124,23 @@ class Notifier(Protocol):
         """Start listening to a game's announcements."""
         ...
 
+    def subscribe_all(self) -> AllSubscription:
+        """Start listening to every game's announcements (one listener per process: the
+        live feed's hub)."""
+        ...
+
+
+class AllSubscription(Protocol):
+    """An open subscription to every game's announcements."""
+
+    def next(self, timeout: float) -> tuple[str, int] | None:
+        """The next (game id, version) announced, or None after ``timeout`` seconds."""
+        ...
+
+    def close(self) -> None:
+        """Stop listening."""
+        ...
+
 
 class Subscription(Protocol):
     """An open subscription to one game's announcements."""

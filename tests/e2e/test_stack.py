@@ -23,7 +23,13 @@ pytestmark = pytest.mark.e2e
 def base_url() -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    env.update(TABLETOP_ORGANIZER_KEYS="org-e2e", TABLETOP_AUDITOR_KEYS="aud-e2e")
+    # A test client plays as fast as the stack answers: far past a person's 20 commands a
+    # second (the limits themselves are tested in tests/integration/test_rate_limits.py).
+    env.update(
+        TABLETOP_ORGANIZER_KEYS="org-e2e",
+        TABLETOP_AUDITOR_KEYS="aud-e2e",
+        TABLETOP_RATE_COMMAND="1000/second",
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.cli", "run", "--port", str(port)],
         env=env,
@@ -181,3 +187,30 @@ def test_a_tournament_runs_through_celery_and_its_games_pass_the_audit(base_url:
         assert report.ok, report.checks
     ratings = requests.get(f"{base_url}/v1/ratings", params={"game": "fox"}).json()["ratings"]
     assert {r["bot"] for r in ratings} >= {"heuristic", "random"}
+
+
+def test_the_live_feed_through_gunicorn_pushes_each_move(base_url: str) -> None:
+    created = requests.post(
+        f"{base_url}/v1/games", json={"game": "fox", "seats": [{"name": "a"}, {"bot": "random"}]}
+    ).json()
+    gid, token = created["id"], created["tokens"][0]
+    auth = {"Authorization": f"Bearer {token}"}
+    with requests.get(f"{base_url}/v1/games/{gid}/feed", headers=auth, stream=True,
+                      timeout=30) as feed:  # fmt: skip
+        assert feed.headers["Content-Type"].startswith("text/event-stream")
+        lines = feed.iter_lines(decode_unicode=True)
+        versions: list[int] = []
+        deadline = time.monotonic() + 60
+        sent = False
+        for line in lines:
+            if line.startswith("id: "):
+                versions.append(int(line[4:]))
+                if len(versions) >= 3 or time.monotonic() > deadline:
+                    break
+                if not sent:  # after the first message: play, and the feed must push it
+                    mine = requests.get(f"{base_url}/v1/games/{gid}", headers=auth).json()
+                    if 0 in mine["to_act"]:
+                        requests.post(f"{base_url}/v1/games/{gid}/commands",
+                                      json=mine["legal_commands"][0], headers=auth)  # fmt: skip
+                        sent = True
+    assert len(versions) >= 2 and versions == sorted(set(versions))

@@ -212,3 +212,17 @@ def test_idempotency_claims_once_and_keeps_the_response(ports: Ports) -> None:
         "response": {"status": 201, "body": {"id": "g"}},
     }
     assert store.claim("k2", "f1", 60) is None
+
+
+def test_a_notifier_announces_every_game_to_an_all_listener(ports: Ports) -> None:
+    everyone = ports.notifier.subscribe_all()
+    try:
+        with ports.unit():
+            ports.notifier.announce("gA", 3)
+        with ports.unit():
+            ports.notifier.announce("g{B}", 4)
+        got = [everyone.next(5.0), everyone.next(5.0)]
+        assert got == [("gA", 3), ("g{B}", 4)]
+        assert everyone.next(0.05) is None
+    finally:
+        everyone.close()

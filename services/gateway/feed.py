@@ -1,0 +1,109 @@
+"""The live feed: ``GET /v1/games/{id}/feed`` as Server-Sent Events.
+
+One hub per gateway process holds one subscription to every game's announcements and wakes the
+feeds of that game; a feed then reads the events its caller may see since its last message and
+the caller's view. Under gunicorn's gevent workers (the default) a feed is a greenlet, not a
+thread, so thousands stay open while other requests are answered at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from shared.app import queries
+from shared.app.context import App
+from shared.app.queries import Caller
+
+HEARTBEAT_SECONDS = 15.0
+
+
+class FeedHub:
+    """The latest announced version of each game, and a way to wait for a newer one."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+        self._versions: dict[str, int] = {}
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start listening (once per process, on the first feed)."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._listen, name="feed-hub", daemon=True)
+                self._thread.start()
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                sub = self._app.ports.notifier.subscribe_all()
+                try:
+                    while True:
+                        got = sub.next(30.0)
+                        if got is None:
+                            continue
+                        gid, version = got
+                        with self._cond:
+                            if version > self._versions.get(gid, 0):
+                                self._versions[gid] = version
+                            self._cond.notify_all()
+                finally:
+                    sub.close()
+            except Exception:  # Redis went away: listen again (feeds wake on their timeout)
+                threading.Event().wait(1.0)
+
+    def wait(self, game_id: str, after: int, timeout: float) -> int | None:
+        """A version of ``game_id`` announced beyond ``after``, or None after ``timeout``."""
+        with self._cond:
+            got = self._cond.wait_for(lambda: self._versions.get(game_id, 0) > after, timeout)
+            return self._versions.get(game_id) if got else None
+
+
+def messages(
+    app: App,
+    hub: FeedHub,
+    game_id: str,
+    caller: Caller,
+    after: int,
+    heartbeat: float = HEARTBEAT_SECONDS,
+) -> Iterator[str]:
+    """The feed's text: a comment at once, a first message bringing the caller up to date,
+    then one ``update`` per new version (``id`` the version, ``data`` the events since the
+    last message and the caller's view), a heartbeat comment every ``heartbeat`` seconds; it
+    ends after the message that shows the game over."""
+    yield ": connected\n\n"
+    last = after
+    first = True
+    while True:
+        head = _head(app, game_id)
+        if first or head > last:
+            doc = _update(app, game_id, caller, last)
+            last = doc["version"]
+            first = False
+            yield f"id: {last}\nevent: update\ndata: {json.dumps(doc, separators=(',', ':'))}\n\n"
+            if doc["view"].get("outcome") is not None:
+                return
+            continue
+        if hub.wait(game_id, last, heartbeat) is None and _head(app, game_id) <= last:
+            yield ": heartbeat\n\n"
+
+
+def _head(app: App, game_id: str) -> int:
+    version, _ = app.ports.store.head(game_id)
+    return version
+
+
+def _update(app: App, game_id: str, caller: Caller, after: int) -> dict[str, Any]:
+    seat = caller.seat if caller.role == queries.SEAT else None
+    view = json.loads(queries.view_json(app, game_id, seat))
+    version = int(view["version"])
+    # The events up to the view's version exactly, so the next message starts where this
+    # one ends: nothing in between is lost, nothing sent twice.
+    events = []
+    if version > after:
+        events = queries.events(app, game_id, caller, after=after, limit=version - after)["events"]
+    return {"version": version, "events": events, "view": view}
