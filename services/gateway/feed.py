@@ -29,6 +29,7 @@ class FeedHub:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._messages: dict[tuple[Any, ...], Any] = {}
 
     def start(self) -> None:
         """Start listening (once per process, on the first feed)."""
@@ -56,6 +57,19 @@ class FeedHub:
             except Exception:  # Redis went away: listen again (feeds wake on their timeout)
                 threading.Event().wait(1.0)
 
+    def message(self, key: tuple[Any, ...], compute: Any) -> Any:
+        """``compute()``, shared by every feed asking with the same ``key`` (game, reader,
+        from version, to version): a thousand spectators of one game cost one read."""
+        with self._lock:
+            found = self._messages.get(key)
+        if found is None:
+            found = compute()
+            with self._lock:
+                self._messages[key] = found
+                while len(self._messages) > 4096:
+                    self._messages.pop(next(iter(self._messages)))
+        return found
+
     def wait(self, game_id: str, after: int, timeout: float) -> int | None:
         """A version of ``game_id`` announced beyond ``after``, or None after ``timeout``."""
         with self._cond:
@@ -81,11 +95,15 @@ def messages(
     while True:
         head = _head(app, game_id)
         if first or head > last:
-            doc = _update(app, game_id, caller, last)
-            last = doc["version"]
+            reader = (caller.role, caller.seat)
+            version, text, over = hub.message(
+                (game_id, reader, last, head),
+                lambda after=last: _render(app, game_id, caller, after),
+            )
+            last = version
             first = False
-            yield f"id: {last}\nevent: update\ndata: {json.dumps(doc, separators=(',', ':'))}\n\n"
-            if doc["view"].get("outcome") is not None:
+            yield text
+            if over:
                 return
             continue
         if hub.wait(game_id, last, heartbeat) is None and _head(app, game_id) <= last:
@@ -95,6 +113,14 @@ def messages(
 def _head(app: App, game_id: str) -> int:
     version, _ = app.ports.store.head(game_id)
     return version
+
+
+def _render(app: App, game_id: str, caller: Caller, after: int) -> tuple[int, str, bool]:
+    """(version, the message's text, whether it shows the game over)."""
+    doc = _update(app, game_id, caller, after)
+    data = json.dumps(doc, separators=(",", ":"))
+    over = doc["view"].get("outcome") is not None
+    return doc["version"], f"id: {doc['version']}\nevent: update\ndata: {data}\n\n", over
 
 
 def _update(app: App, game_id: str, caller: Caller, after: int) -> dict[str, Any]:

@@ -464,9 +464,16 @@ class RedisIdempotency:
         self._r.set(keys.idempotency(key), doc, ex=ttl)
 
 
+MAX_CONNECTIONS = 1000  # per process; a request past it waits for one (it does not fail)
+
+
 def connect(url: str) -> redis.Redis:
-    """A client for the Redis at ``url`` (no connection is made until the first command)."""
-    return redis.Redis.from_url(url)
+    """A client for the Redis at ``url`` (no connection is made until the first command). Its
+    pool blocks when all ``MAX_CONNECTIONS`` are busy (thousands of live feeds and waiting
+    clients in one gevent worker) rather than failing: redis-py's own default refuses the
+    101st concurrent command."""
+    pool = redis.BlockingConnectionPool.from_url(url, max_connections=MAX_CONNECTIONS, timeout=30)
+    return redis.Redis(connection_pool=pool)
 
 
 def redis_ports(

@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     REQUEST_INVALID = "request/invalid"
     REQUEST_IDEMPOTENCY_KEY_REUSED = "request/idempotency_key_reused"
     REQUEST_IN_PROGRESS = "request/in_progress"
+    REQUEST_RATE_LIMITED = "request/rate_limited"
     REQUEST_MALFORMED = "request/malformed"
     REQUEST_TOO_LARGE = "request/too_large"
     REQUEST_UNSUPPORTED_MEDIA_TYPE = "request/unsupported_media_type"
@@ -70,6 +71,7 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.REQUEST_INVALID: (422, "Unprocessable Entity"),
     ErrorCode.REQUEST_IDEMPOTENCY_KEY_REUSED: (422, "The key was used for another request"),
     ErrorCode.REQUEST_IN_PROGRESS: (409, "Conflict"),
+    ErrorCode.REQUEST_RATE_LIMITED: (429, "Too Many Requests"),
     ErrorCode.REQUEST_MALFORMED: (400, "Bad Request"),
     ErrorCode.REQUEST_TOO_LARGE: (413, "Request Entity Too Large"),
     ErrorCode.REQUEST_UNSUPPORTED_MEDIA_TYPE: (415, "Unsupported Media Type"),
