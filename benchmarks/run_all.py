@@ -298,6 +298,7 @@ def report(
     lines += bots_section(ROOT / "benchmarks" / "bots_last_run.json")
     lines += sims_section(ROOT / "benchmarks")
     lines += tournament_section(ROOT / "benchmarks" / "tournament_last_run.json")
+    lines += feed_section(ROOT / "benchmarks" / "feed_last_run.json")
     lines += ["", NOTES, ""]
     return "\n".join(lines)
 
@@ -411,6 +412,34 @@ def tournament_section(path: Path) -> list[str]:
         "hashes (orjson with sorted keys gives the same bytes for the integers and strings we",
         "hash; a fifth of the sealed play-out), projections written once per game only for the",
         "final state (done), and larger batches per task.",
+    ]
+
+
+def feed_section(path: Path) -> list[str]:
+    """The live feed under load (``bench_feed.py --json``)."""
+    if not path.exists():
+        return []
+    d = json.loads(path.read_text())
+    return [
+        "",
+        "## The live feed (Server-Sent Events)",
+        "",
+        f"`{d['command']}` on {d['machine']}: the gateway under gunicorn with its default gevent",
+        "workers (2), one Fox worker and Redis on this machine, and the client opening every",
+        "stream from one process. Delivery is timed from sending a command to each stream's next",
+        "message (the command's own latency included), over 5 commands.",
+        "",
+        "| figure | value |",
+        "| --- | --- |",
+        f"| streams held open on one game (goal ≥ 2,000) | {d['held']:,} of {d['feeds']:,} |",
+        f"| `/healthz` with them open, p50 / p99 | {d['healthz_p50_ms']:.1f} ms / "
+        f"{d['healthz_p99_ms']:.1f} ms |",
+        f"| delivery to every stream, p50 / p99 ({d['deliveries']:,} deliveries) | "
+        f"{d['delivery_p50_ms']:.0f} ms / {d['delivery_p99_ms']:.0f} ms |",
+        f"| command path (`Prefer: wait`), p50 / p99, no feeds | {d['command_p50_ms']:.1f} ms / "
+        f"{d['command_p99_ms']:.1f} ms |",
+        f"| the same with {d['busy_feeds']:,} feeds open on another game | "
+        f"{d['command_with_feeds_p50_ms']:.1f} ms / {d['command_with_feeds_p99_ms']:.1f} ms |",
     ]
 
 

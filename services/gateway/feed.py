@@ -26,7 +26,7 @@ class FeedHub:
     def __init__(self, app: App) -> None:
         self._app = app
         self._versions: dict[str, int] = {}
-        self._cond = threading.Condition()
+        self._conds: dict[str, threading.Condition] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._messages: dict[tuple[Any, ...], Any] = {}
@@ -48,10 +48,11 @@ class FeedHub:
                         if got is None:
                             continue
                         gid, version = got
-                        with self._cond:
+                        cond = self._cond_of(gid)
+                        with cond:
                             if version > self._versions.get(gid, 0):
                                 self._versions[gid] = version
-                            self._cond.notify_all()
+                            cond.notify_all()  # only this game's feeds wake
                 finally:
                     sub.close()
             except Exception:  # Redis went away: listen again (feeds wake on their timeout)
@@ -70,10 +71,18 @@ class FeedHub:
                     self._messages.pop(next(iter(self._messages)))
         return found
 
+    def _cond_of(self, game_id: str) -> threading.Condition:
+        with self._lock:
+            cond = self._conds.get(game_id)
+            if cond is None:
+                cond = self._conds[game_id] = threading.Condition()
+            return cond
+
     def wait(self, game_id: str, after: int, timeout: float) -> int | None:
         """A version of ``game_id`` announced beyond ``after``, or None after ``timeout``."""
-        with self._cond:
-            got = self._cond.wait_for(lambda: self._versions.get(game_id, 0) > after, timeout)
+        cond = self._cond_of(game_id)
+        with cond:
+            got = cond.wait_for(lambda: self._versions.get(game_id, 0) > after, timeout)
             return self._versions.get(game_id) if got else None
 
 
@@ -92,21 +101,31 @@ def messages(
     yield ": connected\n\n"
     last = after
     first = True
+    head = _head(app, game_id)
     while True:
-        head = _head(app, game_id)
         if first or head > last:
             reader = (caller.role, caller.seat)
             version, text, over = hub.message(
                 (game_id, reader, last, head),
                 lambda after=last: _render(app, game_id, caller, after),
             )
-            last = version
+            last = max(version, last)
+            # The store may be a step ahead of the projections (appended, not yet projected):
+            # the announcement that follows the projection wakes this feed again.
+            head = min(head, last)
             first = False
             yield text
             if over:
                 return
             continue
-        if hub.wait(game_id, last, heartbeat) is None and _head(app, game_id) <= last:
+        # The hub's announced version saves every feed a read of the store: a thousand feeds of
+        # one game wake on one announcement, and the first renders what they all send.
+        announced = hub.wait(game_id, last, heartbeat)
+        if announced is not None:
+            head = announced
+            continue
+        head = _head(app, game_id)  # an announcement may be lost (a Redis restart): look
+        if head <= last:
             yield ": heartbeat\n\n"
 
 

@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "bench_bots",
     "bench_cold_load",
+    "bench_feed",
     "bench_fox_engine",
     "bench_gateway",
     "bench_memory",
