@@ -17,7 +17,7 @@ from webargs.flaskparser import FlaskParser
 from services.gateway import auth, feed, http_extras, limits_guard, schemas
 from services.gateway.problems import Problem
 from shared import games
-from shared.app import fairness, handlers, queries
+from shared.app import catalogue, fairness, handlers, queries
 from shared.app.context import App
 from shared.app.errors import AppError
 from shared.app.messages import CommandMessage, new_command_id, token_hash
@@ -120,6 +120,30 @@ class Health(MethodView):
         """200 when Redis answers a PING."""
         queries.healthy(application())
         return {"status": "ok", "redis": "ok"}
+
+
+@blp.route("/v1/game-types")
+class GameTypes(MethodView):
+    """The games this service hosts."""
+
+    @blp.response(200, schemas.GameTypesSchema)
+    def get(self) -> Any:
+        """Per game: name, title, seat limits, options (JSON Schema with defaults), each
+        command's JSON Schema with an example an engine listed, and the view's fields."""
+        return {"game_types": catalogue.catalogue()}
+
+
+@blp.route("/v1/game-types/<name>")
+class GameType(MethodView):
+    """One game's entry in the catalogue."""
+
+    @blp.response(200, schemas.GameTypeSchema)
+    def get(self, name: str) -> Any:
+        """The catalogue entry of one game (404 for an unknown one)."""
+        for entry in catalogue.catalogue():
+            if entry["name"] == name:
+                return entry
+        raise Problem(404, "http/not_found", f"no game type {name!r}", title="Not Found")
 
 
 @blp.route("/v1/games")

@@ -99,6 +99,28 @@ class CreateGameSchema(StrictSchema):
     )
 
 
+class GameTypeSchema(ma.Schema):
+    """One game in the catalogue."""
+
+    name = ma.fields.String()
+    title = ma.fields.String()
+    seats = ma.fields.Dict(metadata={"description": "{min, max}"})
+    options = ma.fields.Dict(metadata={"description": "JSON Schema of the options, defaults"})
+    commands = ma.fields.List(
+        ma.fields.Dict(), metadata={"description": "JSON Schema of each command, an example"}
+    )
+    command_schema = ma.fields.Dict(metadata={"description": "oneOf the commands, by type"})
+    view = ma.fields.Dict(metadata={"description": "the view's fields and JSON types"})
+    lists_all_commands = ma.fields.Boolean()
+    simultaneous = ma.fields.Boolean()
+
+
+class GameTypesSchema(ma.Schema):
+    """``GET /v1/game-types``."""
+
+    game_types = ma.fields.List(ma.fields.Nested(GameTypeSchema))
+
+
 class FeedQuerySchema(StrictSchema):
     """Query of ``GET /v1/games/{id}/feed``."""
 

@@ -1,0 +1,196 @@
+"""The game catalogue (``GET /v1/game-types``): per game its name, title, seat limits, options
+(JSON Schema with defaults), each command's schema with an example, and the view's fields.
+
+Command schemas are read from the engines' command classes (their fields and types) with the
+spelling the API uses (a Fox card is ``{"suit", "rank"}``); each example is a command an engine
+listed in a real position, so the catalogue cannot drift from what the engines accept. The
+view's schema lists the fields and JSON types of a real view at the game's start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from functools import cache
+from typing import Any
+
+from shared import games
+from shared.games.rng import Rng
+from shared.projections import game_view
+
+TITLES = {"fox": "The Fox in the Forest", "skull": "Skull", "skye": "Isle of Skye"}
+
+CARD = {
+    "type": "object",
+    "required": ["suit", "rank"],
+    "properties": {
+        "suit": {"enum": ["bells", "keys", "moons"]},
+        "rank": {"type": "integer", "minimum": 1, "maximum": 11},
+    },
+}
+
+OPTIONS: dict[str, dict[str, Any]] = {
+    "fox": {
+        "target": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 21,
+                   "description": "points that end the game (16, 21 or 35 in the rule book)"},
+        "first_dealer": {"enum": [0, 1, None], "default": None,
+                         "description": "the first round's dealer; null: drawn"},
+        "deal": {"type": "object", "description": "organizer key only: the first round's "
+                 "hands, decree and deck"},
+    },
+    "skull": {
+        "next_starter": {"enum": ["czech", "english"], "default": "czech",
+                         "description": "who starts after a challenge (the Czech or the "
+                         "English rule book)"},
+        "first_player": {"type": ["integer", "null"], "minimum": 0, "default": None,
+                         "description": "the seat that starts; null: drawn"},
+    },
+    "skye": {
+        "scoring_tiles": {"type": ["array", "object", "null"], "default": None,
+                          "description": "4 scoring tiles for A..D (ids or indices 0..15); "
+                          "null: drawn"},
+        "first_player": {"type": ["integer", "null"], "minimum": 0, "default": None},
+        "advanced_variant": {"type": "boolean", "default": False,
+                             "description": "the 2-3 player variant: one extra tile a round"},
+    },
+}  # fmt: skip
+
+# Per game, field name -> the JSON Schema of that field where the Python type does not say.
+FIELDS: dict[str, dict[str, Any]] = {
+    "fox": {"card": CARD},
+    "skull": {"disc": {"enum": ["flower", "skull"]}},
+    "skye": {
+        "prices": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1},
+                   "description": "gold on each drawn tile but the axed one"},
+        "discard": {"type": ["string", "null"], "description": "the tile under the axe"},
+    },
+}  # fmt: skip
+
+
+@cache
+def catalogue() -> list[dict[str, Any]]:
+    """Every game type's entry."""
+    return [_entry(name) for name in games.names()]
+
+
+def _entry(name: str) -> dict[str, Any]:
+    engine: Any = games.get(name)
+    seats = engine.MIN_SEATS
+    options = OPTIONS.get(name, {})
+    examples = _examples(engine, seats)
+    commands = []
+    for kind, cls in engine.COMMANDS.items():
+        schema = _command_schema(name, kind, cls)
+        if kind in examples:
+            schema["examples"] = [examples[kind]]
+        commands.append(schema)
+    return {
+        "name": name,
+        "title": TITLES.get(name, name),
+        "seats": {"min": engine.MIN_SEATS, "max": engine.MAX_SEATS},
+        "options": {"type": "object", "additionalProperties": False, "properties": options},
+        "commands": commands,
+        "command_schema": {
+            "oneOf": [{"$ref": f"#/commands/{i}"} for i in range(len(commands))],
+            "discriminator": "type",
+        },  # fmt: skip
+        "view": _view_schema(engine, seats),
+        "lists_all_commands": engine.TRAITS.lists_all_commands,
+        "simultaneous": engine.TRAITS.simultaneous,
+    }
+
+
+def _command_schema(game: str, kind: str, cls: type) -> dict[str, Any]:
+    properties: dict[str, Any] = {"type": {"const": kind}}
+    required = ["type"]
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        properties[f.name] = FIELDS.get(game, {}).get(f.name) or _json_type(hints.get(f.name))
+        required.append(f.name)
+    return {
+        "title": kind,
+        "description": (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else "",
+        "type": "object",
+        "required": required,
+        "properties": properties,
+    }
+
+
+def _json_type(hint: Any) -> dict[str, Any]:
+    if hint is int:
+        return {"type": "integer"}
+    if hint is str:
+        return {"type": "string"}
+    if hint is bool:
+        return {"type": "boolean"}
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        parts = [_json_type(a) for a in typing.get_args(hint)]
+        return {"anyOf": parts}
+    if hint is type(None):
+        return {"type": "null"}
+    return {}
+
+
+def _start(engine: Any, seats: int) -> Any:
+    state = None
+    for event in engine.setup(seats, engine.parse_options(seats, {}), Rng("catalogue", "setup")):
+        state = engine.evolve(state, event)
+    return state
+
+
+def _examples(engine: Any, seats: int) -> dict[str, Any]:
+    """A listed command of each type met in a short random play from the start."""
+    import random
+
+    state = _start(engine, seats)
+    found: dict[str, Any] = {}
+    pick = random.Random(7)
+    for step in range(400):
+        if engine.outcome(state) is not None or len(found) == len(engine.COMMANDS):
+            break
+        seat = engine.to_act(state)[0]
+        legal = engine.legal_commands(state, seat)
+        for c in legal:
+            doc = engine.command_to_json(c)
+            if doc.get("template") is True:  # prices: a listed template, not a command
+                continue
+            found.setdefault(doc["type"], doc)
+        if not engine.TRAITS.lists_all_commands and any(
+            getattr(c, "template", False) for c in legal
+        ):
+            view = game_view(engine, state, seat)
+            view["seat"] = seat
+            doc = engine.random_command(view, pick)
+            found.setdefault(doc["type"], doc)
+            command = engine.parse_command(doc)
+        else:
+            command = legal[pick.randrange(len(legal))]
+        for event in engine.decide(state, seat, command, Rng("catalogue", f"v{step}")):
+            state = engine.evolve(state, event)
+    return found
+
+
+def _view_schema(engine: Any, seats: int) -> dict[str, Any]:
+    view = game_view(engine, _start(engine, seats), 0)
+    return {
+        "type": "object",
+        "description": "a seat's view (others' hidden facts are null); the service adds id, "
+        "game, version, seats, seed_sha256 and head_hash",
+        "properties": {k: {"type": _kind(v)} for k, v in sorted(view.items())},
+    }
+
+
+def _kind(value: Any) -> str | list[str]:
+    if value is None:
+        return ["null", "object", "array", "string", "integer"]
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
