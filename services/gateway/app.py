@@ -47,8 +47,13 @@ class ProblemApi(Api):
         self.spec.components.response("DEFAULT_ERROR", default, lazy=True)
 
     def handle_http_exception(self, error: HTTPException) -> Any:
-        """Problem body for routing, method and validation errors."""
-        return from_http_exception(error).response()
+        """Problem body for routing, method and validation errors (a 405 with its ``Allow``
+        header)."""
+        headers = {}
+        valid = getattr(error, "valid_methods", None)
+        if valid:
+            headers["Allow"] = ", ".join(sorted(valid))
+        return from_http_exception(error).response(headers)
 
 
 def create_app(

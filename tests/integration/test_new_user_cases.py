@@ -108,3 +108,9 @@ def test_a_retried_command_with_an_idempotency_key_is_applied_once(stack: Stack)
     reused = stack.http.post(f"/v1/games/{gid}/commands", json=other, headers=headers)
     assert reused.status_code == 422
     assert reused.get_json()["code"] == "request/idempotency_key_reused"
+
+
+def test_a_wrong_method_is_a_405_with_allow(stack: Stack) -> None:
+    resp = stack.http.put("/v1/games")
+    assert resp.status_code == 405 and resp.get_json()["code"] == "http/method_not_allowed"
+    assert {"GET", "POST"} <= {m.strip() for m in resp.headers["Allow"].split(",")}
