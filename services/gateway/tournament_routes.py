@@ -31,6 +31,8 @@ def _require(*, auditors: bool) -> None:
     if keys.is_organizer(token) or (auditors and keys.is_auditor(token)):
         return
     who = "an organizer or auditor key" if auditors else "an organizer key"
+    if token is None:  # nothing sent: authenticate first (401), rather than "not you" (403)
+        raise Problem(401, "auth/required", f"this needs {who}", title="Unauthorized")
     raise Problem(403, "auth/organizer_required", f"this needs {who}", title="Forbidden")
 
 

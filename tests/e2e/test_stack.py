@@ -157,7 +157,11 @@ def test_a_tournament_runs_through_celery_and_its_games_pass_the_audit(base_url:
         "seed": "e2e-tournament",
         "options": {"target": 1},
     }
-    assert requests.post(f"{base_url}/v1/tournaments", json=body).status_code == 403
+    assert requests.post(f"{base_url}/v1/tournaments", json=body).status_code == 401
+    not_a_key = {"Authorization": "Bearer aud-e2e"}  # an auditor may read, not create
+    assert (
+        requests.post(f"{base_url}/v1/tournaments", json=body, headers=not_a_key).status_code == 403
+    )
     bad = requests.post(f"{base_url}/v1/tournaments", json={**body, "games": 13}, headers=org)
     assert bad.status_code == 422 and "games" in bad.json()["errors"], bad.text
     created = requests.post(f"{base_url}/v1/tournaments", json=body, headers=org)
