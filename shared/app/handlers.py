@@ -506,6 +506,26 @@ def _apply(
     raise errors.stale("the game kept changing; try again")
 
 
+def _same_decision(app: App, record: GameRecord, message: CommandMessage) -> bool:
+    """In a simultaneous phase, whether ``expected_version`` still stands: the seat is still
+    to act, and every event since is another seat's move in the same phase (no phase or round
+    began). A client that sends the version it read is then not refused for the others'
+    moves, which change nothing it decides on."""
+    engine = record.engine
+    expected = message.expected_version
+    if (
+        not engine.TRAITS.simultaneous
+        or expected is None
+        or not 0 < expected < record.version
+        or record.state is None
+        or message.seat not in engine.to_act(record.state)
+    ):
+        return False
+    since = app.ports.store.read(record.id, after=expected)
+    boundaries = set(engine.TRAITS.phase_events)
+    return all(e.seat != message.seat and e.type not in boundaries for e in since)
+
+
 class ReusedCommandId(GameError):
     """A command id already applied, sent again with another body."""
 
@@ -537,9 +557,10 @@ def _decide(
 ) -> tuple[list[NewEvent], Any, dict[str, Any]]:
     """(envelopes to append, state after them, the command as parsed) or GameError."""
     if message.expected_version is not None and message.expected_version != record.version:
-        raise errors.stale(
-            f"expected version {message.expected_version}, game is at {record.version}"
-        )
+        if not _same_decision(app, record, message):
+            raise errors.stale(
+                f"expected version {message.expected_version}, game is at {record.version}"
+            )
     engine = record.engine
     if record.state is not None and engine.outcome(record.state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")

@@ -43,6 +43,9 @@ class Traits:
     """
 
     simultaneous: bool = False
+    # Event types that begin a new decision (a phase or a round): in a simultaneous phase an
+    # ``expected_version`` stays good through other seats' moves until one of these.
+    phase_events: tuple[str, ...] = ()
     secret_options: tuple[str, ...] = ()
     lists_all_commands: bool = True
     secret_command_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

@@ -494,3 +494,22 @@ def test_invalid_options_are_422(stack: Stack, seats: int, options: dict) -> Non
     before = stack.redis.zcard("games:all")
     problem(stack.http.post("/v1/games", json=body), 422, "options/invalid")
     assert stack.redis.zcard("games:all") == before
+
+
+def test_expected_version_stands_through_other_seats_moves_in_the_same_phase(
+    stack: Stack,
+) -> None:
+    # In the price phase every seat decides at once: a client that sends the version it read
+    # is not refused because another seat moved meanwhile...
+    gid, tokens = humans(stack, 3, options={"first_player": 0})
+    views = [view(stack, gid, t) for t in tokens]
+    read = views[0]["version"]
+    act(stack, gid, tokens[1], set_prices(views[1]["drawn"], views[1]["drawn"][0], 1, 2))
+    mine = {**set_prices(views[0]["drawn"], views[0]["drawn"][0], 1, 2), "expected_version": read}
+    assert send(stack, gid, tokens[0], mine).status_code == 200
+    # ...but once a new phase begins (every price is in and revealed), that version is stale.
+    seen = view(stack, gid, tokens[2])["version"]
+    act(stack, gid, tokens[2], set_prices(views[2]["drawn"], views[2]["drawn"][0], 1, 2))
+    buyer = view(stack, gid)["to_act"][0]
+    stale = {"type": "pass", "expected_version": seen}
+    problem(send(stack, gid, tokens[buyer], stale), 409, "game/stale_version")

@@ -62,6 +62,7 @@ MIN_SEATS = 2
 MAX_SEATS = 5
 TRAITS = base.Traits(
     simultaneous=True,  # every seat sets prices, and builds, at once
+    phase_events=("round_started", "phase_started", "tiles_drawn", "prices_revealed"),
     lists_all_commands=False,  # prices cannot be listed: random_command draws them
     secret_command_fields={"set_prices": ("discard", "prices")},
 )
