@@ -556,11 +556,13 @@ def _decide(
     app: App, record: GameRecord, message: CommandMessage
 ) -> tuple[list[NewEvent], Any, dict[str, Any]]:
     """(envelopes to append, state after them, the command as parsed) or GameError."""
-    if message.expected_version is not None and message.expected_version != record.version:
-        if not _same_decision(app, record, message):
-            raise errors.stale(
-                f"expected version {message.expected_version}, game is at {record.version}"
-            )
+    expected = message.expected_version
+    if (
+        expected is not None
+        and expected != record.version
+        and not _same_decision(app, record, message)
+    ):
+        raise errors.stale(f"expected version {expected}, game is at {record.version}")
     engine = record.engine
     if record.state is not None and engine.outcome(record.state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
