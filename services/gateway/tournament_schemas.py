@@ -79,7 +79,7 @@ class TournamentCreatedSchema(ma.Schema):
 class TournamentQuerySchema(StrictSchema):
     """Paging of a tournament's game list."""
 
-    offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+    offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**9))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
 
 
