@@ -12,7 +12,14 @@ from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 from werkzeug.exceptions import HTTPException
 
-from services.gateway import http_extras, limits_guard, routes, schemas, tournament_routes
+from services.gateway import (
+    docs_page,
+    http_extras,
+    limits_guard,
+    routes,
+    schemas,
+    tournament_routes,
+)
 from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception
 from shared.app.context import App
 from shared.app.ports import BotDispatcher
@@ -95,6 +102,7 @@ def create_app(
     )
     api.register_blueprint(routes.blp)
     api.register_blueprint(tournament_routes.blp)
+    app.register_blueprint(docs_page.docs)
     http_extras.install(app, settings.cors_origins)
     limits_guard.install(app, settings)
     app.register_error_handler(Problem, lambda p: p.response())

@@ -59,3 +59,16 @@ def test_cors_answers_configured_origins_only(cors_client) -> None:  # type: ign
     )
     assert pre.status_code == 200
     assert "Authorization" in pre.headers["Access-Control-Allow-Headers"]
+
+
+def test_the_docs_page_loads_everything_from_this_server(stack: Stack) -> None:
+    import re
+
+    page = stack.http.get("/docs")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    html = page.data.decode()
+    sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert sources and all(s.startswith("/") for s in sources), sources
+    for source in sources:
+        assert stack.http.get(source).status_code == 200, source
+    assert '"/openapi.json"' in html
