@@ -90,6 +90,8 @@ class GamesBlueprint(Blueprint):
 
 blp = GamesBlueprint("games", __name__, description="Games, commands, views and events")
 SECURITY: list[dict[str, list[str]]] = [{"bearer": []}]
+# Where an anonymous call works too (a spectator's view, a finished game's export...).
+SECURITY_OPTIONAL: list[dict[str, list[str]]] = [{}, {"bearer": []}]
 
 
 def application() -> App:
@@ -120,6 +122,36 @@ class Health(MethodView):
         """200 when Redis answers a PING."""
         queries.healthy(application())
         return {"status": "ok", "redis": "ok"}
+
+
+def _command_body_doc() -> dict[str, Any]:
+    """The commands' request body for the document: any of every game's commands (from the
+    catalogue), each with an example an engine listed."""
+    variants: list[dict[str, Any]] = []
+    examples: dict[str, Any] = {}
+    for entry in catalogue.catalogue():
+        for command in entry["commands"]:
+            schema = {k: v for k, v in command.items() if k != "examples"}
+            schema["title"] = f"{entry['name']} {command['title']}"
+            variants.append(schema)
+            for example in command.get("examples", [])[:1]:
+                examples[f"{entry['name']}-{command['title']}"] = {
+                    "summary": f"{entry['title']}: {command['title']}",
+                    "value": example,
+                }
+    return {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "anyOf": variants,
+                    "description": "a command of the game's type (see GET /v1/game-types); "
+                    "any may add `id` and `expected_version`",
+                },
+                "examples": examples,
+            }
+        },
+    }
 
 
 @blp.route("/v1/game-types")
@@ -166,7 +198,7 @@ class Games(MethodView):
 
     @blp.arguments(schemas.CreateGameSchema())
     @blp.response(201, schemas.CreatedSchema)
-    @blp.doc(security=SECURITY)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def post(self, body: dict[str, Any]) -> Any:
         """Create a game; answers its id and one secret token per human seat.
 
@@ -253,7 +285,7 @@ class Game(MethodView):
 
     @blp.arguments(schemas.ViewQuerySchema(), location="query")
     @blp.response(200, schemas.ViewSchema)
-    @blp.doc(security=SECURITY)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, query: dict[str, Any], game_id: str) -> Any:
         """The public view; with a seat token that seat's view; auditors may add `?seat=N`."""
         app = application()
@@ -302,8 +334,15 @@ class Commands(MethodView):
                 "name": "Prefer",
                 "schema": {"type": "string"},
                 "description": "`wait=N`: wait up to N seconds for the outcome",
-            }
+            },
+            {
+                "in": "header",
+                "name": "Idempotency-Key",
+                "schema": {"type": "string", "maxLength": 255},
+                "description": "the command's id: a retry is applied once",
+            },
         ],
+        requestBody=_command_body_doc(),
     )
     def post(self, body: dict[str, Any], game_id: str) -> Any:
         """Send a command for the caller's seat; 202 with its id, or its outcome when waiting."""
@@ -540,7 +579,7 @@ class Feed(MethodView):
         "previous message, and its view); `: heartbeat` every 15 s; the stream ends after the "
         "message that shows the game over",
     )
-    @blp.doc(security=SECURITY)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, query: dict[str, Any], game_id: str) -> Any:
         """Updates pushed as they happen: a seat token (header, or `?access_token=` for
         browsers' EventSource, which cannot send headers) gets its seat's view, no token the
@@ -586,7 +625,7 @@ class Events(MethodView):
 
     @blp.arguments(schemas.EventsQuerySchema(), location="query")
     @blp.response(200, schemas.EventsSchema)
-    @blp.doc(security=SECURITY)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, query: dict[str, Any], game_id: str) -> Any:
         """Events after version `after`: everything for auditors; hidden facts redacted for
         seats and spectators (wholly secret events are left out)."""
@@ -607,7 +646,7 @@ class Export(MethodView):
         content_type="application/x-ndjson",
         description="one envelope a line (JSONL), every field, in version order",
     )
-    @blp.doc(security=SECURITY)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, game_id: str) -> Any:
         """The game's envelopes as JSONL (`tabletop audit --file` reads it): auditors at any
         time; anyone once the game is over (its seed is public then)."""
@@ -626,7 +665,7 @@ class Audit(MethodView):
     """The audit report, computed by the service."""
 
     @blp.response(200, schemas.AuditSchema)
-    @blp.doc(security=SECURITY)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, game_id: str) -> Any:
         """Every check of `tabletop audit` on the stored log (chain, completeness, seed
         commitment, opening draw, every command re-decided, final-state digest) with the first
