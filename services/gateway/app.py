@@ -102,12 +102,47 @@ def create_app(
     )
     api.register_blueprint(routes.blp)
     api.register_blueprint(tournament_routes.blp)
+    _document_errors(api)
     app.register_blueprint(docs_page.docs)
     http_extras.install(app, settings.cors_origins)
     limits_guard.install(app, settings)
     app.register_error_handler(Problem, lambda p: p.response())
     app.register_error_handler(redis.RedisError, _redis_down)
     return app
+
+
+# Errors an operation can answer, besides those it documents itself: by what it takes.
+RATE_LIMITED = {("post", "/v1/games"), ("post", "/v1/games/{game_id}/commands"),
+                ("post", "/v1/games/{game_id}/seats/{seat}/join"),
+                ("get", "/v1/games/{game_id}/suggestion")}  # fmt: skip
+
+
+def _document_errors(api: Api) -> None:
+    """Add to every operation the problem responses it can give (401 and 403 where a token or
+    key is read, 404 for a path naming a game or tournament, 409, 413 and 422 for a body,
+    422 for a query, 429 where limited, 503 always), so clients and fuzzers know them."""
+    spec = api.spec
+    names = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT",
+             413: "REQUEST_ENTITY_TOO_LARGE", 422: "UNPROCESSABLE_ENTITY",
+             429: "TOO_MANY_REQUESTS", 503: "SERVICE_UNAVAILABLE"}  # fmt: skip
+    for path, operations in spec._paths.items():  # apispec keeps the registered paths here
+        for method, op in operations.items():
+            if method not in ("get", "post", "delete", "put", "patch"):
+                continue
+            codes = {503}
+            if op.get("security"):
+                codes |= {401, 403}
+            if "{game_id}" in path or "{tournament_id}" in path or "{name}" in path:
+                codes.add(404)
+            if method == "post":
+                codes |= {409, 413, 422}
+            if op.get("parameters"):
+                codes.add(422)
+            if (method, path) in RATE_LIMITED:
+                codes.add(429)
+            responses = op.setdefault("responses", {})
+            for code in sorted(codes):
+                responses.setdefault(str(code), spec.components.get_ref("response", names[code]))
 
 
 def _redis_down(error: redis.RedisError) -> Any:
