@@ -9,7 +9,8 @@ rounds as the figure:
    against ``shared.sim.skye.random_playout`` (the same play-outs in distribution) from the
    same ``--states`` states (taken along random games from seeds, every phase), the k-th with
    ``random.Random(k)``; also the rate of ``evaluated_rollout`` (what ISMCTS now uses for
-   Skye: the round's market, then a static evaluation), which is no full play-out.
+   Skye: the round's market, then a static evaluation), which is no full play-out. Every
+   timing starts cold (``cold``): new territories, the simulator's memo caches emptied.
 2. **Search**: ISMCTS iterations per CPU second on ``--views`` seat views of those games
    (``--iterations`` each, per phase: prices, buying, building), with the engine path's
    rollout (``ismcts.random_playout``, what ISMCTS used before), the simulator's random
@@ -40,18 +41,21 @@ from shared.bots import ismcts  # noqa: E402
 from shared.games import skye  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
 from shared.games.skye import engine as skye_engine  # noqa: E402
+from shared.games.skye.state import replace  # noqa: E402
+from shared.games.skye.territory import Territory  # noqa: E402
 from shared.sim import skye as sim  # noqa: E402
 
 PHASES = ("prices", "buying", "building")
+ENGINE: Any = skye  # as ``shared.games.base.Engine``
 Playout = Callable[[skye.State, random.Random], Sequence[float]]
 
 
 def game_states(seats: int, seed: int) -> list[skye.State]:
     """Every state of one random game (prices as ``random_command`` draws them)."""
     rand = random.Random(seed)
-    state: skye.State = reduce(skye.evolve, skye.setup(seats, {}, Rng(f"bench-skye-{seed}")), None)
+    state: Any = reduce(skye.evolve, skye.setup(seats, {}, Rng(f"bench-skye-{seed}")), None)
     out = [state]
-    draws = ismcts.FastRng(rand)
+    draws: Any = ismcts.FastRng(rand)  # the engines' ``Rng`` interface
     while skye.outcome(state) is None:
         seat = rand.choice(skye.to_act(state))
         if state.phase == "prices":
@@ -84,10 +88,29 @@ def sample_views(seats: int, count: int, seed: int) -> dict[str, list[dict[str, 
         for state in game_states(seats, seed + 1000 + game):
             acting = skye.to_act(state)
             if acting and len(out[state.phase]) < count:
-                view = {**projections.game_view(skye, state, acting[0]), "game": "skye"}
+                view = {**projections.game_view(ENGINE, state, acting[0]), "game": "skye"}
                 out[state.phase].append(view)
         game += 1
     return out
+
+
+def cold(states: list[skye.State]) -> list[skye.State]:
+    """Copies of ``states`` with new territories, and the simulator's memo caches emptied,
+    so that no side profits from what an earlier timing computed (a territory caches its
+    spots, areas and roads; ``shared.sim.skye`` memoises evaluations by territory). Within
+    one timing the caches warm up as they do in a search."""
+    sim.territory_value.cache_clear()
+    sim.tile_gain.cache_clear()
+    sim._parent.cache_clear()
+    return [
+        replace(
+            s,
+            players=tuple(
+                replace(p, territory=Territory(p.territory.placements)) for p in s.players
+            ),
+        )
+        for s in states
+    ]
 
 
 def engine_path(state: skye.State, rand: random.Random) -> Sequence[float]:
@@ -97,6 +120,7 @@ def engine_path(state: skye.State, rand: random.Random) -> Sequence[float]:
 
 def time_playouts(playout: Playout, states: list[skye.State]) -> float:
     """CPU seconds to play out every state once, the k-th with ``random.Random(k)``."""
+    states = cold(states)
     start = time.process_time()
     for k, state in enumerate(states):
         playout(state, random.Random(k))
@@ -104,7 +128,9 @@ def time_playouts(playout: Playout, states: list[skye.State]) -> float:
 
 
 def time_search(rollout: ismcts.Rollout, views: list[dict[str, Any]], iterations: int) -> float:
-    """CPU seconds for ``iterations`` ISMCTS iterations from each view, with ``rollout``."""
+    """CPU seconds for ``iterations`` ISMCTS iterations from each view, with ``rollout``
+    (the simulator's caches emptied first; views hold no territory objects)."""
+    cold([])
     start = time.process_time()
     for k, view in enumerate(views):
         ismcts.search(view, random.Random(k), iterations=iterations, rollout=rollout)

@@ -40,6 +40,14 @@ in the tree such a decision is not a branching point: one ``random_command`` dra
 and the search stays at the same node, like a chance event. Play-outs draw them the same way.
 A seat's view for ``random_command`` is built as ``shared.projections.game_view`` builds it.
 
+A game's fast simulator module (``shared.sim.<game>``, see ``default_rollout``) may also
+provide, each optional: ``determinizer(view, seat)`` (when the engine has none: the view read
+once, a deal per iteration), ``sample_command(state, seat, rand)`` (one ``random_command``
+draw as an engine command, without building a view) and ``root_candidates(view, rand)`` (the
+root's candidates, client JSON, for an unlistable decision, instead of ``ROOT_SAMPLES``
+uniform draws). Each must keep the distribution (or, for candidates, the legality) of what it
+replaces; the simulator's tests prove it.
+
 Randomness and determinism: the caller's ``rng`` (HMAC-based, slow) gives one 64-bit seed to a
 ``random.Random``, which alone drives the search, the determinizations and the engines' draws
 (through ``FastRng``, the engines' ``Rng`` interface). The same view, caller rng state and
@@ -232,15 +240,23 @@ def random_playout(engine: Any, state: Any, rand: random.Random) -> list[float]:
 
 
 def default_rollout(engine: Any) -> Rollout:
-    """The game's fast simulator's random play-out when it has one (``shared.sim``: the same
-    play-outs as ``random_playout``, proven equal to the engine, several times faster), else
-    ``random_playout``."""
-    try:
-        module = importlib.import_module(f"shared.sim.{engine.NAME}")
-    except ModuleNotFoundError:
+    """The game's fast simulator's ``playout_rollout`` when it has one (``shared.sim``, proven
+    equal to the engine: for Fox and Skull the same play-outs as ``random_playout``, several
+    times faster; for Isle of Skye the rest of the round's market, then a static evaluation),
+    else ``random_playout``."""
+    module = _sim_module(engine)
+    if module is None:
         return random_playout
     fast: Rollout = module.playout_rollout
     return fast
+
+
+def _sim_module(engine: Any) -> Any | None:
+    """The game's ``shared.sim`` module, or None."""
+    try:
+        return importlib.import_module(f"shared.sim.{engine.NAME}")
+    except ModuleNotFoundError:
+        return None
 
 
 def rewards(result: Mapping[str, Any]) -> list[float]:
@@ -261,6 +277,7 @@ class _Search:
 
     __slots__ = (
         "engine", "view", "seat", "rand", "randbelow", "adapter", "rollout", "lists_all", "deal",
+        "sample",
     )  # fmt: skip
 
     def __init__(
@@ -279,7 +296,11 @@ class _Search:
         self.adapter = FastRng(rand)
         self.rollout: Rollout = rollout or default_rollout(engine)
         self.lists_all = engine.TRAITS.lists_all_commands
-        self.deal = _dealer(engine, view, seat)
+        sim = _sim_module(engine)
+        self.deal = _dealer(engine, view, seat, sim)
+        self.sample: Callable[[Any, int, random.Random], Any] | None = getattr(
+            sim, "sample_command", None
+        )
 
     def iterate(self, root: _Node, options: list[tuple[Any, Any, dict[str, Any]]]) -> bool:
         """One determinize-select-expand-play-out-back-propagate pass; False if the
@@ -351,7 +372,11 @@ class _Search:
                 legal = legal_commands(state, actor)
                 if self.lists_all or not _templated(legal):
                     break
-                drawn = _sample(engine, state, actor, legal, rand)
+                sample = self.sample
+                if sample is not None:
+                    drawn = sample(state, actor, rand)
+                else:
+                    drawn = _sample(engine, state, actor, legal, rand)
                 for event in decide(state, actor, drawn, adapter):
                     state = evolve(state, event)
                 result = outcome(state)
@@ -375,11 +400,13 @@ class _Search:
         return True
 
 
-def _dealer(engine: Any, view: Mapping[str, Any], seat: int) -> Callable[[Any], Any]:
+def _dealer(
+    engine: Any, view: Mapping[str, Any], seat: int, sim: Any = None
+) -> Callable[[Any], Any]:
     """``rng -> state``: the engine's ``determinizer`` (the view read once, then a deal per
-    call) when it has one, else ``determinize`` each time. A view the determinizer refuses
-    fails every iteration, as ``determinize`` would."""
-    make = getattr(engine, "determinizer", None)
+    call) when it has one, else the simulator module's ``sim``, else ``determinize`` each
+    time. A view the determinizer refuses fails every iteration, as ``determinize`` would."""
+    make = getattr(engine, "determinizer", None) or getattr(sim, "determinizer", None)
     if make is None:
         return lambda rng: engine.determinize(view, seat, rng)
     try:
@@ -404,10 +431,15 @@ def _root_options(
     ``random_command`` draws instead."""
     listed = list(view.get("legal_commands") or [])
     if not engine.TRAITS.lists_all_commands and any(d.get("template") is True for d in listed):
+        propose = getattr(_sim_module(engine), "root_candidates", None)
         drawn: dict[str, dict[str, Any]] = {}
-        for _ in range(ROOT_SAMPLES):
-            doc = engine.random_command(view, rand)
-            drawn.setdefault(_json_key(doc), doc)
+        if propose is not None:
+            for doc in propose(view, rand):
+                drawn.setdefault(_json_key(doc), doc)
+        else:
+            for _ in range(ROOT_SAMPLES):
+                doc = engine.random_command(view, rand)
+                drawn.setdefault(_json_key(doc), doc)
         listed = list(drawn.values())
     out = []
     for doc in listed:

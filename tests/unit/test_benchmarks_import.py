@@ -16,6 +16,7 @@ MODULES = [
     "bench_memory",
     "bench_sim_fox",
     "bench_sim_skull",
+    "bench_sim_skye",
     "bench_tournament",
     "compare",
     "run_all",
