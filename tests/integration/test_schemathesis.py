@@ -65,6 +65,8 @@ def test_no_server_error_and_no_undocumented_response(stack: Stack) -> None:
                 if case.path_parameters and name in case.path_parameters:
                     case.path_parameters[name] = choices[pick % len(choices)]
             headers = {**(case.headers or {}), **callers[pick % len(callers)]}
+            # A generated `Prefer: wait=N` would hold each example up to N seconds.
+            headers.pop("Prefer", None)
             case.headers = headers
             case.call_and_validate(checks=CHECKS)
 
