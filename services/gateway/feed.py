@@ -30,18 +30,22 @@ class FeedHub:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._messages: dict[tuple[Any, ...], Any] = {}
+        self._ready = threading.Event()
 
     def start(self) -> None:
-        """Start listening (once per process, on the first feed)."""
+        """Start listening (once per process, on the first feed), and wait until the
+        subscription holds, so that no announcement after this call is missed."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._listen, name="feed-hub", daemon=True)
                 self._thread.start()
+        self._ready.wait(5.0)
 
     def _listen(self) -> None:
         while True:
             try:
                 sub = self._app.ports.notifier.subscribe_all()
+                self._ready.set()
                 try:
                     while True:
                         got = sub.next(30.0)
