@@ -422,15 +422,13 @@ class Entropy(MethodView):
             body={"type": fairness.CONTRIBUTE, "client_seed": body["client_seed"]},
             by=_token_hash(),
         )
-        handlers.submit_command(app, message, game_type)
         location = f"/v1/games/{game_id}/commands/{cid}"
-        wait = _prefer_wait() or 5.0
-        reply = queries.wait_reply(app, game_id, cid, wait)
+        answered = _send_and_wait(app, message, game_type, _prefer_wait() or 5.0)
         headers = {"Location": location}
-        if reply is None:
+        if answered is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
-        head, _, seat_view = reply.partition(b"\n")
-        return _outcome_response(app, game_id, seat, json.loads(head), headers, seat_view or None)
+        outcome, seat_view = answered
+        return _outcome_response(app, game_id, seat, outcome, headers, seat_view)
 
 
 @blp.route("/v1/games/<game_id>/seats/<int:seat>/join")
@@ -458,19 +456,8 @@ class Join(MethodView):
             join["client_seed"] = body["client_seed"]
         cid = new_command_id()
         message = CommandMessage(command_id=cid, game_id=game_id, seat=seat, body=join)
-        handlers.submit_command(app, message, game_type)
-        reply = queries.wait_reply(app, game_id, cid, max(5.0, _prefer_wait() or 0))
-        if reply is None:
-            raise Problem(
-                503, "service/unavailable", "the join was not answered in time; try again",
-                title="Service Unavailable",
-            )  # fmt: skip
-        head, _, seat_view = reply.partition(b"\n")
-        outcome = json.loads(head)
-        if outcome["status"] != "accepted":
-            raise _outcome_problem(outcome)
-        view = json.loads(seat_view) if seat_view else None
-        return {"seat": seat, "token": token, "view": view}
+        outcome, seat_view = _decided(app, message, game_type, "join")
+        return {"seat": seat, "token": token, "view": json.loads(seat_view) if seat_view else None}
 
 
 @blp.route("/v1/games/<game_id>/seats/<int:seat>/leave")
@@ -492,17 +479,7 @@ class Leave(MethodView):
             command_id=cid, game_id=game_id, seat=seat, body={"type": handlers.LEAVE},
             by=_token_hash(),
         )  # fmt: skip
-        handlers.submit_command(app, message, game_type)
-        reply = queries.wait_reply(app, game_id, cid, 5.0)
-        if reply is None:
-            raise Problem(
-                503, "service/unavailable", "the leave was not answered in time; try again",
-                title="Service Unavailable",
-            )  # fmt: skip
-        head, _, _ = reply.partition(b"\n")
-        outcome = json.loads(head)
-        if outcome["status"] != "accepted":
-            raise _outcome_problem(outcome)
+        _decided(app, message, game_type, "leave")
         return _json_response(_read(queries.view_json, app, game_id, None))
 
 
@@ -728,6 +705,36 @@ def _idempotent(route: str, key: str, body: Any, run: Any) -> Any:
     store.finish(scope, fingerprint, {"status": status, "body": doc, "headers": headers},
                  IDEMPOTENCY_TTL)  # fmt: skip
     return doc, status, headers
+
+
+def _send_and_wait(
+    app: App, message: CommandMessage, game_type: str, wait: float
+) -> tuple[dict[str, Any], bytes | None] | None:
+    """Put ``message`` on its stream and wait up to ``wait`` seconds for its outcome: (the
+    outcome, the seat's new view when accepted), or None if the worker did not answer."""
+    handlers.submit_command(app, message, game_type)
+    reply = queries.wait_reply(app, message.game_id, message.command_id, wait)
+    if reply is None:
+        return None
+    head, _, seat_view = reply.partition(b"\n")
+    return json.loads(head), seat_view or None
+
+
+def _decided(
+    app: App, message: CommandMessage, game_type: str, what: str
+) -> tuple[dict[str, Any], bytes | None]:
+    """``_send_and_wait`` for a lobby step that must be answered: a 503 when the worker does
+    not answer within 5 s (or ``Prefer: wait``), the refusal's problem when it is refused."""
+    answered = _send_and_wait(app, message, game_type, max(5.0, _prefer_wait() or 0))
+    if answered is None:
+        raise Problem(
+            503, "service/unavailable", f"the {what} was not answered in time; try again",
+            title="Service Unavailable",
+        )  # fmt: skip
+    outcome, seat_view = answered
+    if outcome["status"] != "accepted":
+        raise _outcome_problem(outcome)
+    return outcome, seat_view
 
 
 def _token_hash() -> str | None:
