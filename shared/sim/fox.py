@@ -25,17 +25,19 @@ rename there fails this module at import, and a change of meaning fails the prop
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from shared.bots import ismcts
 from shared.games import fox
 from shared.games.base import ranks_from_scores
 
 T = TypeVar("T")
 
-# ``shared.bots.ismcts.PLAYOUT_CAP``, repeated rather than imported: the bots may import this
-# module, and a test checks that the two agree.
-PLAYOUT_CAP = 400
+# The search's own cap and reward rule (ismcts finds this module by name at run time, so the
+# import does not go round in a circle).
+PLAYOUT_CAP = ismcts.PLAYOUT_CAP
+rewards = ismcts.rewards
 
 _PHASE_PLAY, _PHASE_FOX, _PHASE_WOODCUTTER, _PHASE_OVER = (
     fox.PHASE_PLAY,
@@ -104,15 +106,6 @@ _BIT = tuple(1 << c for c in range(fox.CARD_COUNT))
 _DEAL_CHOICES = fox._DEAL_CHOICES
 _DEAL_BITS = (_DEAL_CHOICES - 1).bit_length()
 _RADIX_GROUPS = fox._RADIX_GROUPS
-
-
-def rewards(result: Mapping[str, Any]) -> list[float]:
-    """``shared.bots.ismcts.rewards``: 1 for a sole winner, ``1/k`` each for ``k``, else 0."""
-    out = [0.0] * len(result["scores"])
-    winners = result["winners"]
-    for w in winners:
-        out[w] = 1.0 / len(winners)
-    return out
 
 
 class Draws:
