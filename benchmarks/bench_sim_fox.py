@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import machine  # noqa: E402
+from benchmarks.common import machine, ratio_summary  # noqa: E402
 from shared.bots import ismcts  # noqa: E402
 from shared.games import fox  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
@@ -101,20 +100,12 @@ def run(games: int, rounds: int, seed: int) -> dict[str, Any]:
                 f"sim {row['sim_games_per_s']:,.0f} games/s, ratio {row['ratio']:.2f}x",
                 flush=True,
             )
-        ratios = [row["ratio"] for row in per_round]
         summary = {
             "case": name,
             "options": options,
             "games": n,
             "rounds": per_round,
-            "median_ratio": statistics.median(ratios),
-            "min_ratio": min(ratios),
-            "median_engine_games_per_s": statistics.median(
-                row["engine_games_per_s"] for row in per_round
-            ),
-            "median_sim_games_per_s": statistics.median(
-                row["sim_games_per_s"] for row in per_round
-            ),
+            **ratio_summary(per_round),
         }
         out["results"].append(summary)
         print(

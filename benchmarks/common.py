@@ -59,3 +59,15 @@ def pct(values: list[float], p: float) -> float:
 def mean(values: list[float]) -> float:
     """Arithmetic mean (nan when empty)."""
     return statistics.fmean(values) if values else float("nan")
+
+
+def ratio_summary(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """Medians of interleaved simulator-against-engine rounds (each with ``ratio``,
+    ``engine_games_per_s`` and ``sim_games_per_s``), and the lowest ratio."""
+    ratios = [row["ratio"] for row in rounds]
+    return {
+        "median_ratio": statistics.median(ratios),
+        "min_ratio": min(ratios),
+        "median_engine_games_per_s": statistics.median(r["engine_games_per_s"] for r in rounds),
+        "median_sim_games_per_s": statistics.median(r["sim_games_per_s"] for r in rounds),
+    }
