@@ -17,7 +17,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import bench_cold_load, bench_gateway, bench_memory  # noqa: E402
+from benchmarks import bench_cold_load, bench_gateway, bench_memory, bench_slow_clients  # noqa: E402
 from benchmarks.common import machine, redis_round_trip  # noqa: E402
 from shared.redis_server import RedisServer  # noqa: E402
 from shared.simulate import simulate  # noqa: E402
@@ -299,6 +299,7 @@ def report(
     lines += sims_section(ROOT / "benchmarks")
     lines += tournament_section(ROOT / "benchmarks" / "tournament_last_run.json")
     lines += feed_section(ROOT / "benchmarks" / "feed_last_run.json")
+    lines += bench_slow_clients.section(ROOT / "benchmarks" / "slow_clients_last_run.json")
     lines += ["", NOTES, ""]
     return "\n".join(lines)
 

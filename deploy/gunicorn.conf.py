@@ -31,3 +31,42 @@ accesslog = os.environ.get("GATEWAY_ACCESS_LOG") or None
 control_socket_disable = True
 # The request line without its query string: a live feed's `?access_token=` never reaches a log.
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s"'
+
+# ---- metrics and logs ----------------------------------------------------------------------
+# Several worker processes answer /metrics: prometheus-client's multiprocess mode, each worker
+# writing its values to files in PROMETHEUS_MULTIPROC_DIR that any worker sums on a scrape. The
+# directory is the stack's own when given (the supervisor sets one per stack), else a new
+# temporary one; it is set here, in the master, before any worker imports prometheus-client.
+import shutil  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, for `shared`
+
+from shared import metrics_dir  # noqa: E402
+
+_given_dir = os.environ.get(metrics_dir.ENV)
+_metrics_dir = metrics_dir.prepare(_given_dir, "tabletop-gateway-metrics-")
+
+
+def on_starting(server):
+    # A restarted gateway starts from zero: files of the last run's workers would be summed in.
+    metrics_dir.clean(_metrics_dir)
+
+
+def post_fork(server, worker):
+    from shared import logs
+
+    logs.configure("gateway")
+
+
+def child_exit(server, worker):
+    # A dead worker's live gauges leave the sum; its counters' files stay (counts never drop).
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if _given_dir is None:  # ours alone: nothing else reads it
+        shutil.rmtree(_metrics_dir, ignore_errors=True)

@@ -33,7 +33,8 @@ from typing import Any
 from shared import games
 from shared.app import fairness
 from shared.app import match as match_
-from shared.app.handlers import JOIN, decide_any, setup_events
+from shared.app.clock import ms_of
+from shared.app.handlers import JOIN, decide_any, opening_ticks, setup_events
 from shared.events import (
     ENTROPY_CONTRIBUTED,
     GAME_CREATED,
@@ -206,11 +207,11 @@ def audit(
         report.failed("final state", f"{type(exc).__name__}: {exc}", None)
         return report
     report.digest = state_digest(record)
-    result = engine.outcome(record.state) if record.state is not None else None
+    result = record.outcome
     summary = (
         "game still running"
         if result is None
-        else f"winners {list(result['winners'])}, scores {list(result['scores'])}"
+        else f"winners {list(result['winners'])}, scores {result['scores']}"
     )
     report.passed(
         "final state", f"{len(envelopes)} events fold ({summary}); digest {report.digest}"
@@ -263,6 +264,8 @@ def _redecide(
         except GameError as exc:
             report.failed("opening draw", f"setup refuses the recorded options: {exc}", 1)
             return
+        # A game with a clock arms its first deadlines at its creation's time.
+        drawn = [*drawn, *opening_ticks(engine, created, drawn, ms_of(opening[0].at))]
         recorded = [{"type": e.type, "data": e.data} for e in opening[1:]]
         expected = [{"type": e.type, "data": e.data} for e in drawn]
         if _plain(expected) != _plain(recorded):
@@ -273,6 +276,9 @@ def _redecide(
             return
         report.passed("opening draw", f"{len(drawn)} setup events recomputed from the seed")
         for e in opening[1:]:
+            if e.type in SERVICE_EVENTS:
+                match = match_.evolve(match, e.type, e.data) or match
+                continue
             state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
     commands = 0
     for group in rest:
@@ -299,7 +305,9 @@ def _redecide(
             if seeds:
                 body["client_seed"] = seeds[0]
         try:
-            new, state_after, _ = decide_any(engine, match, state, first.seat, body, seed, before)
+            new, state_after, _ = decide_any(
+                engine, match, state, first.seat, body, seed, before, ms_of(first.at)
+            )
         except GameError as exc:
             report.failed(
                 "commands legal",

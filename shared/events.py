@@ -32,7 +32,10 @@ GAME_CREATED = "game_created"
 SEED_REVEALED = "seed_revealed"
 SEAT_CHANGED = "seat_changed"  # a seat's occupant changed (a join, a bot taking over)
 SEAT_RESIGNED = "seat_resigned"
+SEAT_TAKEN_OVER = "seat_taken_over"  # a bot plays the seat from now on (time-outs, resigning)
 CLOCK_SET = "clock_set"
+DEADLINE_ARMED = "deadline_armed"  # a seat's turn clock started
+CLOCK_STOPPED = "clock_stopped"  # a seat's turn clock stopped (it acted, or no longer acts)
 TURN_TIMED_OUT = "turn_timed_out"
 ENTROPY_CONTRIBUTED = "entropy_contributed"
 SERVICE_EVENTS = frozenset(
@@ -41,7 +44,10 @@ SERVICE_EVENTS = frozenset(
         SEED_REVEALED,
         SEAT_CHANGED,
         SEAT_RESIGNED,
+        SEAT_TAKEN_OVER,
         CLOCK_SET,
+        DEADLINE_ARMED,
+        CLOCK_STOPPED,
         TURN_TIMED_OUT,
         ENTROPY_CONTRIBUTED,
     }

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from shared.app.clock import TIME_OUT, clock_doc
 from shared.app.fairness import CONTRIBUTE, view_doc
 from shared.app.match import public_data
 from shared.events import GAME_CREATED, SERVICE_EVENTS, Envelope
@@ -52,6 +53,10 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
         }
     else:
         doc = game_view(record.engine, record.state, seat)
+        if any(record.match.resigned):
+            doc["outcome"] = record.outcome
+            if doc["outcome"] is not None:  # won by resignation: nobody acts any more
+                doc.update(to_act=[], legal_commands=[])
     doc.update(
         id=record.id,
         game=record.game,
@@ -64,6 +69,9 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
         doc["tournament"] = dict(record.match.tournament)
     if not record.match.listed:
         doc["listed"] = False
+    shown = clock_doc(record.match.clock, record.match.clocks)
+    if shown is not None:
+        doc["clock"] = shown
     fair = view_doc(record.match)
     if fair is not None:
         doc["fairness"] = fair
@@ -127,6 +135,12 @@ def redact_command(
         return dict(command)
     secret = engine.TRAITS.secret_command_fields.get(str(command.get("type")), ())
     shown = {k: v for k, v in command.items() if k not in secret}
+    move = command.get("move")
+    if command.get("type") == TIME_OUT and isinstance(move, Mapping):
+        # The move a timeout bot made for the seat is as secret as the seat's own.
+        shown["move"] = redact_command(engine, move, sender, reader)
+        if shown["move"].get("redacted"):
+            shown["redacted"] = True
     if len(shown) != len(command):
         shown["redacted"] = True
     return shown

@@ -8,6 +8,7 @@ from typing import Any
 
 from shared import games
 from shared.app import match as match_
+from shared.app.clock import with_resignations
 from shared.app.match import Match
 from shared.events import GENESIS_HASH, SEED_REVEALED, SERVICE_EVENTS, Envelope
 from shared.games.base import Engine
@@ -53,6 +54,20 @@ class GameRecord:
     def bot_seats(self) -> frozenset[int]:
         """Seats a bot plays."""
         return self.match.bot_seats
+
+    @property
+    def outcome(self) -> dict[str, Any] | None:
+        """The game's outcome: the engine's, with resigned seats ranked last (and a game won
+        at once by the one seat left un-resigned); None while it runs."""
+        return final_outcome(self.match, self.engine, self.state)
+
+
+def final_outcome(match: Match, engine: Engine, state: Any) -> dict[str, Any] | None:
+    """``GameRecord.outcome`` for a match and an engine state (None before the deal)."""
+    engine_outcome = engine.outcome(state) if state is not None else None
+    if not any(match.resigned):
+        return engine_outcome
+    return with_resignations(engine_outcome, match.resigned)
 
 
 def fold(

@@ -1,10 +1,22 @@
-"""The Celery application, built by a factory from the environment."""
+"""The Celery application, built by a factory from the environment.
+
+Delivery: a task is acknowledged only once it has run (``acks_late``) and given back to the
+broker if its pool process dies (``task_reject_on_worker_lost``), so a crash re-runs it (every
+task is idempotent). Each pool process reserves one task at a time (prefetch 1): a killed main
+process then holds few unacknowledged tasks, and the Redis broker gives them to another worker
+after its visibility timeout, which is matched to the longest task's hard time limit (the
+default hour would stall a bot game that long; a shorter one than a task would run it twice).
+"""
 
 from __future__ import annotations
 
 from celery import Celery
 
+from services.bots.tasks import TIME_LIMITS
 from shared.config import Settings
+
+VISIBILITY_MARGIN_S = 60  # past the longest time limit: the kill and the ack take a moment
+VISIBILITY_TIMEOUT_S = max(TIME_LIMITS.values()) + VISIBILITY_MARGIN_S
 
 
 def create_celery(settings: Settings | None = None) -> Celery:
@@ -14,7 +26,8 @@ def create_celery(settings: Settings | None = None) -> Celery:
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=4,
+        worker_prefetch_multiplier=1,
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
         task_ignore_result=True,
         broker_connection_retry_on_startup=True,
         task_default_queue="tabletop",

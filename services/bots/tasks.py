@@ -6,15 +6,31 @@ The tasks are registered on an app by ``register(app)``; the application they ru
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from celery import Celery
 
+from shared import logs
+from shared.adapters import metrics
 from shared.app import handlers, tournaments
 from shared.app.context import App
 from shared.bootstrap import bootstrap
+
+log = logging.getLogger(__name__)
+
+# Hard time limits (seconds) by task: a pool process past one is killed and the task fails.
+# The broker's visibility timeout is set from the longest (``celery_app``). A bot's move is a
+# search of at most 10 s (``budget_ms``); a tournament batch plays CHUNK whole games.
+TIME_LIMITS = {
+    "bots.move": 120,
+    "scoring.finalize": 60,
+    "tournaments.launch": 60,
+    "tournaments.play": 900,
+}
 
 
 @cache
@@ -24,7 +40,27 @@ def _application() -> App:
 
 def move(game_id: str, seat: int, version: int) -> str:
     """Let the bot at ``seat`` act if the game is still at ``version``."""
-    return handlers.play_bot_move(_application(), game_id, seat, version)
+    started = time.perf_counter()
+    with logs.context(game_id=game_id, seat=seat, version=version):
+        result = handlers.play_bot_move(_application(), game_id, seat, version)
+        outcome = bot_outcome(result)
+        took = time.perf_counter() - started
+        metrics.BOT_MOVES.labels(outcome).inc()
+        metrics.BOT_LATENCY.labels(outcome).observe(took)
+        fields: dict[str, Any] = {"duration_ms": round(took * 1000, 2)}
+        if outcome == "submitted":
+            fields["command_id"] = result
+        log.info("bot move %s", outcome, extra=fields)
+    return result
+
+
+def bot_outcome(result: str) -> str:
+    """The metric label of ``play_bot_move``'s answer (a command id when it submitted)."""
+    if result.startswith(handlers.BOT_COMMAND_PREFIX):
+        return "submitted"
+    return {"stale": "stale", "nothing to do": "idle", "no such game": "missing"}.get(
+        result, "other"
+    )
 
 
 def finalize(game_id: str) -> str:
@@ -58,7 +94,10 @@ def register(app: Celery) -> None:
     def launch_task(tournament_id: str) -> int:
         return launch(tournament_id, app.send_task)
 
-    app.task(name="bots.move", acks_late=True, ignore_result=True)(move)
-    app.task(name="scoring.finalize", acks_late=True, ignore_result=True)(finalize)
-    app.task(name="tournaments.launch", acks_late=True, ignore_result=True)(launch_task)
-    app.task(name="tournaments.play", acks_late=True, ignore_result=True)(play)
+    for name, fn in (
+        ("bots.move", move),
+        ("scoring.finalize", finalize),
+        ("tournaments.launch", launch_task),
+        ("tournaments.play", play),
+    ):
+        app.task(name=name, acks_late=True, ignore_result=True, time_limit=TIME_LIMITS[name])(fn)

@@ -17,7 +17,7 @@ from webargs.flaskparser import FlaskParser
 from services.gateway import auth, feed, http_extras, limits_guard, schemas
 from services.gateway.problems import Problem
 from shared import games
-from shared.app import catalogue, fairness, handlers, queries
+from shared.app import catalogue, clock, fairness, handlers, queries
 from shared.app.context import App
 from shared.app.errors import AppError
 from shared.app.messages import CommandMessage, new_command_id, token_hash
@@ -139,6 +139,18 @@ def _command_body_doc() -> dict[str, Any]:
                     "summary": f"{entry['title']}: {command['title']}",
                     "value": example,
                 }
+    variants.append(
+        {
+            "title": "resign",
+            "type": "object",
+            "properties": {"type": {"const": clock.RESIGN}},
+            "required": ["type"],
+            "description": "any game, at any time after the deal: in a two-seat game the "
+            "other seat wins at once; otherwise a bot plays the seat to the end and it ranks "
+            "below every other seat",
+        }
+    )
+    examples["resign"] = {"summary": "any game: resign", "value": {"type": clock.RESIGN}}
     return {
         "required": True,
         "content": {
@@ -245,6 +257,7 @@ class Games(MethodView):
                 body.get("seed"),
                 fairness_mode=body.get("fairness", "standard"),
                 listed=body.get("listed", True),
+                clock_spec=body.get("clock"),
             )
         except KeyError as exc:
             raise Problem(
@@ -353,7 +366,8 @@ class Commands(MethodView):
         engine = games.get(game_type)
         command = {k: v for k, v in body.items() if k not in ("id", "expected_version")}
         try:
-            if command.get("type") != fairness.CONTRIBUTE:  # the worker checks a client seed
+            # The worker checks a client seed and a resignation (service commands).
+            if command.get("type") not in (fairness.CONTRIBUTE, clock.RESIGN):
                 engine.parse_command(command)  # shape errors answer here, before the stream
         except GameError as exc:
             raise Problem.from_game_error(exc) from exc

@@ -71,6 +71,45 @@ class SeatSchema(StrictSchema):
             raise ma.ValidationError({exc.field: [exc.message]}) from None
 
 
+class TimeoutBotSchema(StrictSchema):
+    """The bot that moves for a seat that timed out (and takes it over)."""
+
+    bot = ma.fields.String(required=True, validate=validate.OneOf(bots.names()))
+    budget_ms = ma.fields.Integer()
+    iterations = ma.fields.Integer()
+
+
+class ClockSchema(StrictSchema):
+    """A turn clock (all optional; no clock when absent)."""
+
+    turn_seconds = ma.fields.Integer(
+        metadata={"description": "time per turn (1-86400 s, default 60)", "example": 60}
+    )
+    reserve_seconds = ma.fields.Integer(
+        metadata={
+            "description": "spent once a turn's time is gone, kept across turns (0-604800 s, "
+            "default 300)",
+            "example": 300,
+        }
+    )
+    on_timeout = ma.fields.String(
+        validate=validate.OneOf(["bot", "forfeit"]),
+        metadata={
+            "description": "bot (default): the timeout bot makes that one move; forfeit: the "
+            "seat resigns"
+        },
+    )
+    timeout_bot = ma.fields.Nested(
+        TimeoutBotSchema, metadata={"description": 'default {"bot": "heuristic"}'}
+    )
+    takeover_after = ma.fields.Integer(
+        metadata={
+            "description": "time-outs in a row after which the timeout bot plays the seat for "
+            "the rest of the game (1-1000, default 3)"
+        }
+    )
+
+
 class CreateGameSchema(StrictSchema):
     """Body of ``POST /v1/games``."""
 
@@ -82,6 +121,14 @@ class CreateGameSchema(StrictSchema):
     seed = ma.fields.String(
         validate=validate.Length(min=1, max=256),
         metadata={"description": "fixed secret seed (organizer key required)"},
+    )
+    clock = ma.fields.Nested(
+        ClockSchema,
+        metadata={
+            "description": "turn clocks: a seat to act has turn_seconds, then its reserve; "
+            "then its turn times out (events turn_timed_out, then the timeout bot's move)",
+            "example": {"turn_seconds": 60, "reserve_seconds": 300, "on_timeout": "bot"},
+        },
     )
     listed = ma.fields.Boolean(
         load_default=True,

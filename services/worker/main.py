@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import signal
 
 from services.celery_client import make_dispatcher
 from services.worker.consumer import StreamConsumer
+from services.worker.deadlines import DeadlineScheduler
+from shared import logs
+from shared.adapters import metrics
 from shared.bootstrap import bootstrap
 from shared.config import Settings
 
@@ -19,9 +21,12 @@ def build_consumer(game_type: str, settings: Settings | None = None) -> StreamCo
 
 
 def run(game_type: str) -> None:
-    """Run until SIGTERM or SIGINT."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker[%(process)d] %(message)s")
+    """Run until SIGTERM or SIGINT; the batch being handled is finished and acknowledged
+    first (the signal only sets ``stop_event``)."""
+    logs.configure(f"worker-{game_type}")
     consumer = build_consumer(game_type)
+    DeadlineScheduler(consumer.app, consumer.stop_event).start()  # turn clocks' time-outs
+    metrics.serve()  # with TABLETOP_METRICS_PORT: this process's own /metrics
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop_event.set())
     signal.signal(signal.SIGINT, lambda *_: consumer.stop_event.set())
     consumer.run()

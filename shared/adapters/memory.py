@@ -275,6 +275,15 @@ class SystemClock:
             items = sorted((t, k) for k, t in self._deadlines.items() if t <= epoch)
         return [k for _, k in items[:limit]]
 
+    def claim_due(self, retry_s: float, limit: int = 100) -> list[str]:
+        """See ``Clock.claim_due``."""
+        now = self.epoch()
+        with self._lock:
+            items = sorted((t, k) for k, t in self._deadlines.items() if t <= now)[:limit]
+            for _, k in items:
+                self._deadlines[k] = now + retry_s
+        return [k for _, k in items]
+
 
 class FixedClock(SystemClock):
     """A clock that only moves when told (tests, and play-outs that must be reproducible)."""

@@ -12,18 +12,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import redis
 from redis.typing import EncodableT, FieldT
 
 from shared import keys
-from shared.adapters.memory import SystemClock
+from shared.adapters.memory import SystemClock, utc_iso
 from shared.app.ports import BotDispatcher, GameEntry, NullDispatcher, Ports, TournamentEntry
 from shared.store.redis_streams import RedisEventStore
 
 RESULT_TTL = 86_400  # seconds a command's outcome stays readable
 REPLY_TTL = 60
+# A waiting client's BLPOP: its socket read outlives the server-side timeout by this much;
+# without a pool (a cluster client) the wait is cut into BLPOPs under the 5 s socket timeout.
+WAIT_READ_MARGIN_S = 5.0
+WAIT_STEP_S = 4.0
 
 
 def _text(value: object) -> str:
@@ -192,10 +197,35 @@ class RedisCommandBus:
         w.expire(keys.reply(game_id, command_id), REPLY_TTL)
 
     def wait_reply(self, game_id: str, command_id: str, timeout: float) -> bytes | None:
-        """See ``CommandBus.wait_reply``."""
-        popped = self._r.blpop([keys.reply(game_id, command_id)], timeout=timeout)
+        """See ``CommandBus.wait_reply``.
+
+        The BLPOP's socket read is given ``timeout + WAIT_READ_MARGIN_S``: redis-py's default
+        5 s socket timeout would otherwise end a longer wait with a TimeoutError while the
+        command is still queued (the client heard a 503 and could play twice)."""
+        key = keys.reply(game_id, command_id)
+        pool = getattr(self._r, "connection_pool", None)
+        if pool is None:  # a cluster client: no one pool; short BLPOPs until the deadline
+            return self._wait_in_steps(key, timeout)
+        conn = pool.get_connection()
+        try:
+            conn.send_command("BLPOP", key, timeout)
+            # A failed read disconnects the connection (redis-py's default), so a late reply
+            # never lands on the next command sent on it.
+            popped = conn.read_response(timeout=timeout + WAIT_READ_MARGIN_S)
+        finally:
+            pool.release(conn)
         # The client has decode_responses off: the value is bytes.
         return None if popped is None else cast(bytes, popped[1])
+
+    def _wait_in_steps(self, key: str, timeout: float) -> bytes | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            popped = self._r.blpop([key], timeout=min(left, WAIT_STEP_S))
+            if popped is not None:
+                return cast(bytes, popped[1])
 
     def send_once(self, game_id: str, command_id: str, ttl: int) -> bool:
         """See ``CommandBus.send_once``."""
@@ -271,19 +301,66 @@ class RedisSubscription:
 
 
 class RedisClock(SystemClock):
-    """``Clock`` on the system time with deadlines in the sorted set ``deadlines``."""
+    """``Clock`` on Redis's own time (every process of the service agrees on what is due),
+    with deadlines in the sorted set ``deadlines``; set and cancelled in the open batch.
 
-    def __init__(self, client: redis.Redis) -> None:
+    The time is this machine's plus an offset to Redis's ``TIME``, measured again every
+    ``RESYNC_S`` seconds: a round trip per reading would double the worker's round trips."""
+
+    RESYNC_S = 10.0
+
+    # Take the due members and put them back ``retry`` seconds later, in one step, by the
+    # server's clock.
+    _CLAIM = """
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+    local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+    for _, k in ipairs(due) do
+        redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), k)
+    end
+    return due
+    """
+
+    def __init__(self, client: redis.Redis, batch: RedisBatch | None = None) -> None:
         super().__init__()
         self._r = client
+        self._batch = batch
+        self._offset = 0.0
+        self._synced = -float("inf")
+        self._claim = client.register_script(self._CLAIM)
+
+    def epoch(self) -> float:
+        """See ``Clock.epoch``: Redis's time."""
+        local = time.time()
+        if time.monotonic() - self._synced > self.RESYNC_S:
+            self._sync()
+            local = time.time()
+        return local + self._offset
+
+    def now(self) -> str:
+        """See ``Clock.now``: Redis's time, ISO-8601 with milliseconds."""
+        return utc_iso(datetime.fromtimestamp(self.epoch(), UTC))
+
+    def _sync(self) -> None:
+        try:
+            before = time.time()
+            seconds, micros = self._r.time()
+            after = time.time()
+        except redis.RedisError:
+            return  # keep the last offset; the next reading tries again
+        self._offset = seconds + micros / 1e6 - (before + after) / 2
+        self._synced = time.monotonic()
+
+    def _writer(self) -> Any:
+        return self._batch.writer() if self._batch is not None else self._r
 
     def set_deadline(self, key: str, epoch: float) -> None:
         """See ``Clock.set_deadline``."""
-        self._r.zadd(keys.DEADLINES, {key: epoch})
+        self._writer().zadd(keys.DEADLINES, {key: epoch})
 
     def cancel_deadline(self, key: str) -> None:
         """See ``Clock.cancel_deadline``."""
-        self._r.zrem(keys.DEADLINES, key)
+        self._writer().zrem(keys.DEADLINES, key)
 
     def due(self, epoch: float, limit: int = 100) -> list[str]:
         """See ``Clock.due``."""
@@ -291,6 +368,10 @@ class RedisClock(SystemClock):
             _text(k)
             for k in self._r.zrangebyscore(keys.DEADLINES, "-inf", epoch, start=0, num=limit)
         ]
+
+    def claim_due(self, retry_s: float, limit: int = 100) -> list[str]:
+        """See ``Clock.claim_due``: by Redis's clock, in one script."""
+        return [_text(k) for k in self._claim(keys=[keys.DEADLINES], args=[retry_s, limit])]
 
 
 class RedisTournaments:
@@ -487,7 +568,7 @@ def redis_ports(
         read_models=RedisReadModels(client, batch),
         bus=RedisCommandBus(client, batch),
         notifier=RedisNotifier(client, batch),
-        clock=RedisClock(client),
+        clock=RedisClock(client, batch),
         dispatcher=dispatcher or NullDispatcher(),
         tournaments=RedisTournaments(client),
         ratings=RedisRatings(client),

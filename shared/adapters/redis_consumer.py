@@ -23,7 +23,8 @@ from typing import Any
 
 import redis
 
-from shared import keys
+from shared import keys, logs
+from shared.adapters import metrics
 from shared.app import handlers
 from shared.app.context import App
 from shared.app.messages import CommandMessage
@@ -35,6 +36,16 @@ CLAIM_IDLE_MS = 30_000  # a message pending this long belongs to a dead consumer
 CLAIM_EVERY_S = 5.0  # how often a running worker looks for such messages
 RETRY_EVERY_S = 1.0  # how soon a failed message of this consumer is tried again
 MAX_DELIVERIES = 5  # deliveries before a failing message is dead-lettered
+# Liveness for /readyz: each consumer's last poll, by wall clock, in a sorted set per game
+# type. XINFO CONSUMERS' idle time cannot serve: before Redis 7.2 a blocking read that finds
+# nothing does not renew it, so a quiet worker looks dead.
+HEARTBEAT_EVERY_S = 1.0
+HEARTBEAT_KEEP_S = 3600.0  # entries older than this are pruned
+
+
+def heartbeat_key(game_type: str) -> str:
+    """The sorted set of ``game_type``'s consumers by the time they last polled."""
+    return f"workers:seen:{game_type}"
 
 
 class StreamConsumer:
@@ -58,6 +69,7 @@ class StreamConsumer:
         self.batch = batch
         self.stop_event = threading.Event()
         self.failed = 0  # messages of this consumer left pending by a failure
+        self._next_beat = 0.0
 
     def ensure_groups(self) -> None:
         """Create the consumer group on every stream (idempotent)."""
@@ -96,8 +108,22 @@ class StreamConsumer:
                     break
         return done
 
+    def beat(self) -> None:
+        """Record that this consumer is polling (at most every ``HEARTBEAT_EVERY_S``)."""
+        now = time.monotonic()
+        if now < self._next_beat:
+            return
+        self._next_beat = now + HEARTBEAT_EVERY_S
+        wall = time.time()
+        key = heartbeat_key(self.game_type)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.zadd(key, {self.name: wall})
+        pipe.zremrangebyscore(key, "-inf", wall - HEARTBEAT_KEEP_S)
+        pipe.execute()
+
     def poll_once(self, block_ms: int = 1000) -> int:
         """Handle one batch of new messages; returns how many."""
+        self.beat()
         rows = self.r.xreadgroup(
             GROUP, self.name, {s: ">" for s in self.streams}, count=self.batch, block=block_ms
         )
@@ -124,6 +150,26 @@ class StreamConsumer:
                 log.warning("redis unavailable (%s); retrying", exc)
                 self.failed += 1
                 self.stop_event.wait(1.0)
+        # A stop (SIGTERM) is only looked at between batches: every message read was decided
+        # and acknowledged above, so nothing waits for CLAIM_IDLE_MS to be taken over.
+        self.leave_group()
+        log.info("worker %s stopped", self.name)
+
+    def leave_group(self) -> None:
+        """Remove this consumer from each stream's group if it holds no pending message (a
+        stopped worker's name would otherwise stay listed, idle, for ever); one that does
+        keep them stays, so they can still be claimed."""
+        try:
+            self.r.zrem(heartbeat_key(self.game_type), self.name)  # /readyz: gone, not stale
+        except redis.RedisError as exc:
+            log.warning("could not remove the heartbeat: %s", exc)
+        for stream in self.streams:
+            try:
+                if self.r.xpending_range(stream, GROUP, "-", "+", 1, consumername=self.name):
+                    continue
+                self.r.xgroup_delconsumer(stream, GROUP, self.name)
+            except redis.RedisError as exc:
+                log.warning("could not leave group on %s: %s", stream, exc)
 
     def _handle_rows(self, rows: Any) -> int:
         n = 0
@@ -143,11 +189,21 @@ class StreamConsumer:
             log.error("dropping malformed command message %r: %s", fields, exc)
             self.r.xack(stream, GROUP, msg_id)
             return
+        with logs.context(game_id=message.game_id, command_id=message.command_id):
+            self._decide(stream, msg_id, fields, message, ack)
+
+    def _decide(
+        self, stream: Any, msg_id: Any, fields: Any, message: CommandMessage, ack: Any
+    ) -> None:
+        started = time.perf_counter()
+        outcome = "error"
         try:
-            handlers.decide_command(self.app, message, ack=ack)
+            decided = handlers.decide_command(self.app, message, ack=ack)
+            outcome = str(decided.get("status", "accepted"))
         except redis.RedisError as exc:
             # Transient: the message stays pending and is tried again; the store's dedupe
             # makes that safe whether or not the append happened.
+            outcome = "retry"
             log.warning("command %s: redis error %s; will retry", message.command_id, exc)
             self.failed += 1
             self.app.forget(message.game_id)
@@ -155,10 +211,15 @@ class StreamConsumer:
             log.exception("command %s on game %s failed", message.command_id, message.game_id)
             self.app.forget(message.game_id)
             if self._deliveries(stream, msg_id) < MAX_DELIVERIES:
+                outcome = "retry"
                 self.failed += 1
                 return
             self._dead_letter(stream, msg_id, fields, exc)
+            metrics.DEAD_LETTERS.labels(self.game_type).inc()
             handlers.report_failure(self.app, message, ack=ack)
+        finally:
+            metrics.COMMANDS.labels(self.game_type, outcome).inc()
+            metrics.DECIDE_LATENCY.labels(self.game_type).observe(time.perf_counter() - started)
 
     def _deliveries(self, stream: Any, msg_id: Any) -> int:
         rows = self.r.xpending_range(stream, GROUP, min=msg_id, max=msg_id, count=1)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from shared import games
-from shared.app import bots, errors, fairness
+from shared.app import bots, clock, errors, fairness
 from shared.app.context import App
 from shared.app.match import Match, Seat, seat_doc
 from shared.app.match import evolve as match_evolve
@@ -43,7 +43,8 @@ from shared.games.base import Engine
 from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_random, seed_hash
 from shared.projections import all_views, projection_json
-from shared.record import GameRecord, fold
+from shared.projections import view as view_of
+from shared.record import GameRecord, final_outcome, fold
 from shared.store import DuplicateCommand, StaleVersion
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,13 @@ def creation_events(
     tournament: Mapping[str, Any] | None = None,
     fairness_mode: str = fairness.STANDARD,
     listed: bool = True,
+    clock_spec: Mapping[str, Any] | None = None,
+    now_ms: int | None = None,
 ) -> list[NewEvent]:
     """``game_created`` and the engine's setup events, drawn with label ``setup``; a
     tournament's game names its tournament (``{"id", "index"}``) in ``game_created``. A game
-    of contributed fairness is dealt later, once every human seat sent its client seed."""
+    of contributed fairness is dealt later, once every human seat sent its client seed. A
+    game with a clock (``clock_spec``, parsed) arms the first deadlines at ``now_ms``."""
     engine = games.get(game)
     data: dict[str, Any] = {
         "game": game,
@@ -84,10 +88,28 @@ def creation_events(
         data["fairness"] = fairness_mode
     if not listed:
         data["listed"] = False
+    if clock_spec is not None:
+        data["clock"] = dict(clock_spec)
     if fairness_mode != fairness.STANDARD or any(s.open for s in seats):
         return [NewEvent(type=GAME_CREATED, data=data)]  # dealt when every seat is ready
     created = NewEvent(type=GAME_CREATED, data=data)
-    return [created, *setup_events(engine, len(seats), options, seed)]
+    dealt = [created, *setup_events(engine, len(seats), options, seed)]
+    return [*dealt, *opening_ticks(engine, data, dealt[1:], now_ms)]
+
+
+def opening_ticks(
+    engine: Engine, created: Mapping[str, Any], setup: Sequence[NewEvent], now_ms: int | None
+) -> list[NewEvent]:
+    """The first deadlines of a game with a clock dealt at its creation (``created``: the
+    ``game_created`` data), armed at ``now_ms``; none without a clock."""
+    if created.get("clock") is None:
+        return []
+    match = match_evolve(None, GAME_CREATED, created)
+    assert match is not None
+    state = None
+    for e in setup:
+        state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
+    return _ticked(engine, match, None, [], state, -1, now_ms, 1 + len(setup))
 
 
 def setup_events(
@@ -106,18 +128,26 @@ def decide_any(
     body: Mapping[str, Any],
     server_seed: str,
     version: int,
+    now_ms: int | None = None,
 ) -> tuple[list[NewEvent], Any, dict[str, Any]]:
     """(events, state after them, the command as recorded) for any command a seat may send at
     ``version``: a client seed for a game of contributed fairness (the deal comes with the
-    last one), or a move, decided with the game's play seed. The worker and the audit both
-    decide through here. Raises GameError."""
+    last one), a join or a leave, a resignation, a time-out (the deadline scheduler's), or a
+    move, decided with the game's play seed. A game with a clock adds its clock's events,
+    decided from ``now_ms`` (the command's time). The worker and the audit both decide
+    through here. Raises GameError."""
     kind = body.get("type")
-    if kind == fairness.CONTRIBUTE:
-        return _contribute(engine, match, seat, body, server_seed)
-    if kind == JOIN:
-        return _join(engine, match, seat, body, server_seed)
-    if kind == LEAVE:
-        return _leave(match, seat)
+    recorded: dict[str, Any]
+    if kind in (fairness.CONTRIBUTE, JOIN, LEAVE):
+        if kind == fairness.CONTRIBUTE:
+            new, after, recorded = _contribute(engine, match, seat, body, server_seed)
+        elif kind == JOIN:
+            new, after, recorded = _join(engine, match, seat, body, server_seed)
+        else:
+            new, after, recorded = _leave(match, seat)
+        return _ticked(engine, match, state, new, after, seat, now_ms, version), after, recorded
+    if state is not None and final_outcome(match, engine, state) is not None:
+        raise GameError(rules.GAME_OVER, "the game is over")
     if fairness.undealt(match):
         open_seats, seeds = match.open_seats, fairness.waiting_for(match)
         why = []
@@ -128,12 +158,137 @@ def decide_any(
         raise GameError(
             errors.ErrorCode.GAME_WAITING, f"the game is dealt once {' and '.join(why)}"
         )
-    command = engine.parse_command(body)
-    new, state, _ = decide_events(
-        engine, state, seat, command, fairness.play_seed(match, server_seed), version,
+    if kind == clock.RESIGN:
+        new = _resignation(match, seat, "resigned", server_seed)
+        recorded = {"type": clock.RESIGN}
+        after = state
+    elif kind == clock.TIME_OUT:
+        new, after, recorded = _time_out(engine, match, state, seat, body, server_seed, version,
+                                         now_ms)  # fmt: skip
+    else:
+        command = engine.parse_command(body)
+        new, after, _ = decide_events(
+            engine, state, seat, command, fairness.play_seed(match, server_seed), version,
+            reveal=server_seed,
+        )  # fmt: skip
+        recorded = engine.command_to_json(command)
+    acted = kind not in (clock.RESIGN, clock.TIME_OUT)
+    new = _ticked(engine, match, state, new, after, seat, now_ms, version, acted=acted)
+    return new, after, recorded
+
+
+def _ticked(
+    engine: Engine,
+    match: Match,
+    before: Any,
+    new: list[NewEvent],
+    after: Any,
+    actor: int,
+    now_ms: int | None,
+    version: int,
+    *,
+    acted: bool = True,
+) -> list[NewEvent]:
+    """``new`` with the clock's events (before a closing ``seed_revealed``), for a game with a
+    clock; ``new`` as it is for one without."""
+    if match.clock is None:
+        return new
+    tail = [new.pop()] if new and new[-1].type == SEED_REVEALED else []
+    m = match
+    for e in new:
+        if e.type in SERVICE_EVENTS:
+            m = match_evolve(m, e.type, e.data) or m
+    over = bool(tail) or (after is not None and final_outcome(m, engine, after) is not None)
+    humans = [s.bot is None and not s.open for s in m.seats]
+    if now_ms is None:
+        if not any(c.armed for c in m.clocks) and not any(humans):
+            return [*new, *tail]
+        raise ValueError("a game with a clock decides with the command's time (now_ms)")
+
+    def ticks(version_after: int) -> list[NewEvent]:
+        return clock.tick_events(
+            m.clock,
+            m.clocks,
+            humans,
+            engine.to_act(before) if before is not None else [],
+            engine.to_act(after) if after is not None else [],
+            actor=actor,
+            acted=acted,
+            over=over,
+            now_ms=now_ms,
+            version_after=version_after,
+        )
+
+    count = len(ticks(0))
+    return [*new, *ticks(version + len(new) + count + len(tail)), *tail]
+
+
+def _resignation(match: Match, seat: int, reason: str, server_seed: str) -> list[NewEvent]:
+    """A seat's resignation: the game ends when one seat alone is left un-resigned (the seed
+    is revealed); otherwise a bot takes the seat over."""
+    if match.seats[seat].resigned:
+        raise GameError(rules.ILLEGAL, f"seat {seat} has resigned already", rule="resigned")
+    new = [clock.resigned_event(seat, reason)]
+    left = sum(1 for i, s in enumerate(match.seats) if i != seat and not s.resigned)
+    if left <= 1:
+        new.append(NewEvent(type=SEED_REVEALED, data={"seed": server_seed}))
+    else:
+        new.append(clock.taken_over_event(seat, clock.substitute(match.clock), "resigned"))
+    return new
+
+
+def _time_out(
+    engine: Engine,
+    match: Match,
+    state: Any,
+    seat: int,
+    body: Mapping[str, Any],
+    server_seed: str,
+    version: int,
+    now_ms: int | None,
+) -> tuple[list[NewEvent], Any, dict[str, Any]]:
+    """A due deadline: ``turn_timed_out``, then the timeout bot's move for the seat (its
+    ``takeover_after``-th time-out in a row also hands it the seat), or the seat's
+    resignation (``forfeit``). The bot's move is recorded in the command (``move``), so an
+    audit re-decides that move (a bot on a time budget may choose otherwise another time)."""
+    c = clock.check_time_out(match.clock, match.clocks, seat, body, now_ms)
+    assert match.clock is not None and now_ms is not None
+    timed_out = clock.timed_out_event(c, seat, now_ms)
+    m = match_evolve(match, timed_out.type, timed_out.data)
+    assert m is not None
+    recorded: dict[str, Any] = {"type": clock.TIME_OUT, "armed_version": c.armed_version}
+    if match.clock["on_timeout"] == clock.FORFEIT:
+        return [timed_out, *_resignation(m, seat, "forfeit", server_seed)], state, recorded
+    move = body.get("move")
+    if not isinstance(move, Mapping):
+        move = _timeout_move(engine, m, state, seat, server_seed, version)
+    command = engine.parse_command(move)
+    moved, after, _ = decide_events(
+        engine, state, seat, command, fairness.play_seed(m, server_seed), version,
         reveal=server_seed,
     )  # fmt: skip
-    return new, state, engine.command_to_json(command)
+    recorded["move"] = engine.command_to_json(command)
+    tail = [moved.pop()] if moved and moved[-1].type == SEED_REVEALED else []
+    if timed_out.data["in_a_row"] >= match.clock["takeover_after"] and not tail:
+        moved.append(clock.taken_over_event(seat, match.clock["timeout_bot"], "timeouts"))
+    return [timed_out, *moved, *tail], after, recorded
+
+
+def _timeout_move(
+    engine: Engine, match: Match, state: Any, seat: int, server_seed: str, version: int
+) -> dict[str, Any]:
+    """The timeout bot's move for the seat, from the seat's view alone (random if the bot
+    finds none)."""
+    assert match.clock is not None
+    record = GameRecord(id="", match=match, version=version, head_hash="", state=state)
+    seen = view_of(record, seat)
+    rng = bot_random(fairness.play_seed(match, server_seed), seat, version)
+    command = bots.play(dict(match.clock["timeout_bot"]), seen, rng)
+    if command is None:
+        command = bots.random_bot(seen, rng)
+    if command is None:
+        raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} has nothing to do")
+    return dict(command)
 
 
 def _contribute(
@@ -285,6 +440,7 @@ def create_game(
     seed: str | None = None,
     fairness_mode: str = fairness.STANDARD,
     listed: bool = True,
+    clock_spec: Mapping[str, Any] | None = None,
 ) -> Created:
     """Start a game: validate, run the engine's setup, append, project, wake bots. A game of
     contributed fairness is only created: it is dealt when its human seats sent their client
@@ -313,14 +469,25 @@ def create_game(
             "contributed fairness needs a human seat to contribute",
             fairness=["needs at least one human seat"],
         )
+    spec = clock.parse_clock(clock_spec)
     p = app.ports
+    at = p.clock.now()
     envs = seal(
-        creation_events(game, seats, opts, seed, fairness_mode=fairness_mode, listed=listed),
+        creation_events(
+            game,
+            seats,
+            opts,
+            seed,
+            fairness_mode=fairness_mode,
+            listed=listed,
+            clock_spec=spec,
+            now_ms=clock.ms_of(at),
+        ),  # fmt: skip
         after_version=0,
         prev_hash=GENESIS_HASH,
         command_id="create",
         seat=None,
-        at=p.clock.now(),
+        at=at,
         seed=seed,
     )
     record = fold(game_id, envs)
@@ -459,8 +626,9 @@ def _apply(
     record = app.load(gid, fresh=False)
     store = app.ports.store
     for _attempt in range(6):
+        at = app.ports.clock.now()
         try:
-            new, state, parsed = _decide(app, record, message)
+            new, state, parsed = _decide(app, record, message, clock.ms_of(at))
         except GameError:
             if not fresh:  # the cache may be behind another worker: look again
                 record, fresh = app.load(gid), True
@@ -478,7 +646,7 @@ def _apply(
             prev_hash=record.head_hash,
             command_id=cid,
             seat=seat,
-            at=app.ports.clock.now(),
+            at=at,
             seed=secret_seed(app, gid),
             command=parsed,
         )
@@ -537,14 +705,23 @@ def _check_same_command(
     ``first_version`` (the same seat and command, as the engine parses it)."""
     [env] = app.ports.store.read(record.id, after=first_version - 1, limit=1)
     body = dict(message.body)
+    kind = body.get("type")
+    recorded = dict(env.command or {})
     try:
-        if body.get("type") == fairness.CONTRIBUTE:
+        if kind == fairness.CONTRIBUTE:
             parsed: Any = {"type": fairness.CONTRIBUTE, "client_seed": body.get("client_seed")}
+        elif kind in (clock.RESIGN, LEAVE):
+            parsed = {"type": kind}
+        elif kind == JOIN:
+            parsed = {"type": JOIN, "name": body.get("name")}
+        elif kind == clock.TIME_OUT:
+            recorded.pop("move", None)  # the bot's choice, made when it was applied
+            parsed = {"type": kind, "armed_version": body.get("armed_version")}
         else:
             parsed = record.engine.command_to_json(record.engine.parse_command(body))
     except GameError:
         parsed = None
-    if env.seat != message.seat or env.command != parsed:
+    if env.seat != message.seat or recorded != parsed:
         raise ReusedCommandId(
             errors.ErrorCode.REQUEST_IDEMPOTENCY_KEY_REUSED,
             f"command id {message.command_id} was used for another command (version "
@@ -553,9 +730,10 @@ def _check_same_command(
 
 
 def _decide(
-    app: App, record: GameRecord, message: CommandMessage
+    app: App, record: GameRecord, message: CommandMessage, now_ms: int
 ) -> tuple[list[NewEvent], Any, dict[str, Any]]:
-    """(envelopes to append, state after them, the command as parsed) or GameError."""
+    """(events to append, state after them, the command as parsed) or GameError; ``now_ms``
+    is the command's time (its envelopes' ``at``)."""
     expected = message.expected_version
     if (
         expected is not None
@@ -564,16 +742,20 @@ def _decide(
     ):
         raise errors.stale(f"expected version {expected}, game is at {record.version}")
     engine = record.engine
-    if record.state is not None and engine.outcome(record.state) is not None:
+    if record.outcome is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
     seat = message.seat
     if not 0 <= seat < len(record.match.seats):
         raise GameError(rules.NOT_YOUR_TURN, f"no seat {seat} in this game")
+    # A time-out is the deadline scheduler's alone (clients' command ids start with s<seat>-).
+    by_clock = message.command_id.startswith(clock.TIMEOUT_PREFIX)
+    if by_clock != (message.body.get("type") == clock.TIME_OUT):
+        raise GameError(rules.INVALID_COMMAND, "a time-out is sent by the turn clock only")
     # Who may act for a seat is the match's say, not a token cache's: a bot's seat takes only
     # its bot's commands, a human's seat only its player's.
     by_bot = message.command_id.startswith(BOT_COMMAND_PREFIX)
     occupant = record.match.seats[seat]
-    if by_bot != (occupant.bot is not None):
+    if not by_clock and by_bot != (occupant.bot is not None):
         played_by = "a bot" if not by_bot else "its player"
         raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} is played by {played_by}")
     if message.by is not None and not occupant.open and message.by != occupant.token_sha256:
@@ -589,6 +771,7 @@ def _decide(
         message.body,
         secret_seed(app, record.id),
         record.version,
+        now_ms,
     )
 
 
@@ -620,7 +803,63 @@ def project(app: App, record: GameRecord) -> list[str]:
     p.notifier.announce(record.id, record.version)
     if public["outcome"] is not None:
         p.directory.mark_finished(record.id, p.clock.epoch())
+    sync_deadlines(app, record)
     return texts
+
+
+def sync_deadlines(app: App, record: GameRecord) -> None:
+    """Make the scheduler's deadlines (``<game>:<seat>`` at its epoch) those the record has
+    armed, in the open batch. Written from the record, not from the new events, so a command
+    redelivered after a crash writes them again."""
+    match = record.match
+    if match.clock is None:
+        return
+    p = app.ports
+    for seat, c in enumerate(match.clocks):
+        key = deadline_key(record.id, seat)
+        if c.armed and record.outcome is None:
+            assert c.deadline_ms is not None
+            p.clock.set_deadline(key, c.deadline_ms / 1000)
+        else:
+            p.clock.cancel_deadline(key)
+
+
+def deadline_key(game_id: str, seat: int) -> str:
+    """A seat's deadline in the scheduler's sorted set."""
+    return f"{game_id}:{seat}"
+
+
+def fire_due_deadlines(app: App, *, retry_s: float = 2.0, limit: int = 100) -> list[str]:
+    """The deadline scheduler's step: claim the due deadlines (each put back ``retry_s`` later,
+    until a worker's decision cancels or moves it) and send a time-out command for each one
+    the game still has armed. Returns the command ids sent. Safe to run in many processes at
+    once: a time-out's id is its seat and armed version, so a repeat is a duplicate, and the
+    worker refuses a stale one."""
+    p = app.ports
+    sent = []
+    for key in p.clock.claim_due(retry_s, limit):
+        game_id, _, seat_text = key.rpartition(":")
+        raw = p.read_models.read(game_id, None)
+        doc = json.loads(raw) if raw else None
+        shown = (doc or {}).get("clock")
+        if doc is None or shown is None or doc.get("outcome") or not seat_text.isdigit():
+            p.clock.cancel_deadline(key)
+            continue
+        seat = int(seat_text)
+        mine = shown["seats"][seat] if seat < len(shown["seats"]) else {}
+        if mine.get("deadline") is None:
+            p.clock.cancel_deadline(key)
+            continue
+        armed = int(mine["armed_version"])
+        message = CommandMessage(
+            command_id=f"{clock.TIMEOUT_PREFIX}{seat}-{armed}",
+            game_id=game_id,
+            seat=seat,
+            body={"type": clock.TIME_OUT, "armed_version": armed},
+        )
+        submit_command(app, message, str(doc["game"]))
+        sent.append(message.command_id)
+    return sent
 
 
 def hand_off(
@@ -639,7 +878,7 @@ def hand_off(
     dispatcher = app.ports.dispatcher
     if record.state is None:  # waiting for client seeds: nothing dealt, nobody to act
         return
-    if engine.outcome(record.state) is not None:
+    if record.outcome is not None:
         dispatcher.finalize(record.id)
         return
     bot_seats = record.bot_seats
@@ -735,8 +974,8 @@ def bot_spec(view: Mapping[str, Any], seat: int) -> dict[str, Any]:
     """The spec of the bot at ``seat`` as the view lists it (``{"bot", setting...}``);
     ``random`` for a seat without one."""
     listed = dict(view["seats"][seat])
-    listed.pop("seat", None)
-    listed.pop("name", None)
+    for key in ("seat", "name", "resigned", "taken_over"):  # the seat's, not the bot's
+        listed.pop(key, None)
     return listed if listed.get("bot") else {"bot": "random"}
 
 
@@ -750,7 +989,7 @@ def finalize_record(app: App, record: GameRecord, *, rate: bool = True) -> str:
     batch of tournament games at once). Both steps are idempotent: the result is written
     once, and a game is rated once (atomically with marking it rated), so a task run twice,
     or a crash between the two, leaves each done exactly once."""
-    outcome = record.engine.outcome(record.state) if record.state is not None else None
+    outcome = record.outcome
     if outcome is None:
         return "not over"
     app.ports.directory.record_result(
@@ -783,7 +1022,8 @@ def rating_update(
     each seat's bot spec (``ismcts:iterations=500``) is one rated player; a spec at several
     seats of one game plays as several players whose updates are averaged."""
     seats = record.match.seats
-    if not seats or any(s.bot is None for s in seats):
+    # A seat a bot took over from a player (time-outs, resigning) was not a bot's game.
+    if not seats or any(s.bot is None or s.taken_over for s in seats):
         return None
     labels = [bot_label(s.bot, s.bot_spec) for s in seats]
     ranks = list(outcome["ranks"])

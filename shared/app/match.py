@@ -1,8 +1,8 @@
 """The match aggregate: who sits where, folded from the service's own events in the game stream.
 
 Pure and event-sourced like an engine: ``evolve(match, type, data)`` folds one service event
-(``game_created``, ``seat_changed``, ``seat_resigned``, ``clock_set``); the engines never see
-these events. Roles are resolved from it (its token hashes), so seats may change during a game.
+(``game_created``, ``seat_changed``, ``seat_resigned``, ``seat_taken_over``, the clock's
+events...); the engines never see these events. Roles are resolved from it (its token hashes), so seats may change during a game.
 """
 
 from __future__ import annotations
@@ -11,12 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from shared.app.clock import SeatClock, evolve_clocks, start_clocks
 from shared.events import (
     CLOCK_SET,
+    CLOCK_STOPPED,
+    DEADLINE_ARMED,
     ENTROPY_CONTRIBUTED,
     GAME_CREATED,
     SEAT_CHANGED,
     SEAT_RESIGNED,
+    SEAT_TAKEN_OVER,
+    TURN_TIMED_OUT,
 )
 
 
@@ -30,6 +35,7 @@ class Seat:
     token_sha256: str | None = None
     resigned: bool = False
     open: bool = False  # waiting for a player to join (the lobby)
+    taken_over: str | None = None  # why a bot plays a player's seat: "timeouts", "resigned"
 
     def public(self) -> dict[str, Any]:
         """The seat as views show it: its name, and for a bot its name and settings (no token
@@ -40,6 +46,10 @@ class Seat:
         if self.bot:
             out["bot"] = self.bot
             out.update(self.bot_spec or {})
+        if self.resigned:
+            out["resigned"] = True
+        if self.taken_over:
+            out["taken_over"] = self.taken_over
         return out
 
 
@@ -51,7 +61,8 @@ class Match:
     seats: tuple[Seat, ...]
     options: Mapping[str, Any]
     seed_sha256: str
-    clock: Mapping[str, Any] | None = None
+    clock: Mapping[str, Any] | None = None  # the clock's spec (shared/app/clock.py)
+    clocks: tuple[SeatClock, ...] = ()  # per seat, when the game has a clock
     tournament: Mapping[str, Any] | None = None  # {"id", "index"} of a tournament's game
     fairness: str = "standard"  # or "contributed" (shared/app/fairness.py)
     contributions: tuple[str | None, ...] = ()  # per seat, its client seed once sent
@@ -71,6 +82,11 @@ class Match:
     def bot_seats(self) -> frozenset[int]:
         """Seats a bot plays."""
         return frozenset(i for i, s in enumerate(self.seats) if s.bot)
+
+    @property
+    def resigned(self) -> tuple[bool, ...]:
+        """Per seat, whether it resigned."""
+        return tuple(s.resigned for s in self.seats)
 
 
 def seat_doc(seat: Seat) -> dict[str, Any]:
@@ -100,7 +116,10 @@ def _seat(doc: Mapping[str, Any]) -> Seat:
 def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | None:
     """The match after one service event (other event types leave it as it is)."""
     if type_ == GAME_CREATED:
+        clock = data.get("clock")
         return Match(
+            clock=clock,
+            clocks=start_clocks(clock, len(data["seats"])),
             game=data["game"],
             seats=tuple(_seat(s) for s in data["seats"]),
             options=data["options"],
@@ -123,6 +142,17 @@ def evolve(match: Match | None, type_: str, data: Mapping[str, Any]) -> Match | 
         seats = list(match.seats)
         seats[data["seat"]] = replace(seats[data["seat"]], resigned=True)
         return replace(match, seats=tuple(seats))
+    if type_ == SEAT_TAKEN_OVER:
+        seats = list(match.seats)
+        seats[data["seat"]] = replace(
+            seats[data["seat"]],
+            bot=data["bot"],
+            bot_spec=data.get("bot_spec"),
+            taken_over=data["reason"],
+        )
+        return replace(match, seats=tuple(seats))
+    if type_ in (DEADLINE_ARMED, CLOCK_STOPPED, TURN_TIMED_OUT):
+        return replace(match, clocks=evolve_clocks(match.clocks, type_, data))
     if type_ == CLOCK_SET:
         return replace(match, clock=data)
     if type_ == ENTROPY_CONTRIBUTED:

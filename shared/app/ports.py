@@ -177,6 +177,11 @@ class Clock(Protocol):
         """Deadlines at or before ``epoch``, earliest first."""
         ...
 
+    def claim_due(self, retry_s: float, limit: int = 100) -> list[str]:
+        """The deadlines due now (by this clock), earliest first, each moved ``retry_s``
+        later in the same step (so a claim that comes to nothing is tried again)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TournamentEntry:

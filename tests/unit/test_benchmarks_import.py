@@ -17,6 +17,7 @@ MODULES = [
     "bench_sim_fox",
     "bench_sim_skull",
     "bench_sim_skye",
+    "bench_slow_clients",
     "bench_tournament",
     "compare",
     "run_all",

@@ -1,0 +1,58 @@
+"""The deadline scheduler: a small loop that turns due turn-clock deadlines into time-out
+commands (``handlers.fire_due_deadlines``).
+
+Every worker process runs one beside its stream consumer. Several at once are safe: a claim
+takes the due deadlines and moves them a little later in one Redis script (by Redis's own
+clock), a time-out's command id is its seat and armed version (a repeat is a duplicate), and the
+worker refuses a time-out whose deadline is no longer armed. No Celery countdown: a countdown
+past the broker's visibility timeout is delivered again and again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import redis
+
+from shared.app import handlers
+from shared.app.context import App
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.25  # a time-out fires within about this much of its deadline
+RETRY_S = 2.0  # a claimed deadline that is still armed is claimed again this much later
+
+
+class DeadlineScheduler:
+    """Polls the deadlines until ``stop_event`` is set."""
+
+    def __init__(self, app: App, stop_event: threading.Event | None = None) -> None:
+        self.app = app
+        self.stop_event = stop_event or threading.Event()
+        self.sent = 0
+
+    def step(self) -> list[str]:
+        """One claim: the time-out command ids sent."""
+        sent = handlers.fire_due_deadlines(self.app, retry_s=RETRY_S)
+        self.sent += len(sent)
+        for cid in sent:
+            log.info("time-out sent: %s", cid)
+        return sent
+
+    def run(self) -> None:
+        """Loop; a Redis fault is logged and the loop goes on (the deadlines stay in Redis)."""
+        while not self.stop_event.is_set():
+            try:
+                self.step()
+            except redis.RedisError as exc:
+                log.warning("deadline scheduler: redis error %s; retrying", exc)
+            except Exception:
+                log.exception("deadline scheduler step failed")
+            self.stop_event.wait(POLL_S)
+
+    def start(self) -> threading.Thread:
+        """Run in a daemon thread."""
+        thread = threading.Thread(target=self.run, name="deadlines", daemon=True)
+        thread.start()
+        return thread
