@@ -163,6 +163,12 @@ class MemoryCommandBus:
             self._once[(game_id, command_id)] = now + ttl
             return True
 
+    def was_sent(self, game_id: str, command_id: str) -> bool:
+        """See ``CommandBus.was_sent``."""
+        with self._lock:
+            until = self._once.get((game_id, command_id))
+        return until is not None and until > time.monotonic()
+
 
 class MemoryNotifier:
     """``Notifier`` with one queue per subscription."""

@@ -231,6 +231,10 @@ class RedisCommandBus:
         """See ``CommandBus.send_once``."""
         return bool(self._r.set(keys.bot_submitted(game_id, command_id), 1, nx=True, ex=ttl))
 
+    def was_sent(self, game_id: str, command_id: str) -> bool:
+        """See ``CommandBus.was_sent``."""
+        return bool(self._r.exists(keys.bot_submitted(game_id, command_id)))
+
 
 class RedisNotifier:
     """``Notifier`` on the pub/sub channel ``game:{id}:notify``."""

@@ -50,7 +50,11 @@ from shared.store import DuplicateCommand, StaleVersion
 log = logging.getLogger(__name__)
 
 BOT_COMMAND_PREFIX = "bot-"  # a bot's command id: bot-<seat>-<version>
-BOT_SUBMIT_TTL = 300  # seconds a sent bot command blocks an identical resend
+# Seconds a sent bot command blocks an identical resend: shorter than the sweep's wait
+# (BOT_STALL_S), so a game whose bot's command was lost (a crash) gets it sent again.
+BOT_SUBMIT_TTL = 15
+BOT_STALL_S = 20  # a game whose bot is to act and that has not moved for this long is woken
+
 RNG_NOTE = "HMAC-SHA256 counter stream; every draw of each game in docs/fairness.md"
 JSON_SAFE_INT = 2**53 - 1  # beyond it JSON numbers lose precision in many clients
 
@@ -808,41 +812,62 @@ def project(app: App, record: GameRecord) -> list[str]:
 
 
 def sync_deadlines(app: App, record: GameRecord) -> None:
-    """Make the scheduler's deadlines (``<game>:<seat>`` at its epoch) those the record has
-    armed, in the open batch. Written from the record, not from the new events, so a command
-    redelivered after a crash writes them again."""
+    """Make the scheduler's deadlines those the record has, in the open batch: per seat with a
+    running turn clock ``<game>:<seat>`` at its deadline; and while a bot is to act,
+    ``<game>:bot`` ``BOT_STALL_S`` from now, moved on at every change, so a game whose bot's
+    wake was lost (a crash between the append and the hand-off, a Celery worker killed with the
+    task, Redis restarted) is found and woken. Written from the record, not from the new
+    events, so a command redelivered after a crash writes them again."""
     match = record.match
-    if match.clock is None:
-        return
     p = app.ports
-    for seat, c in enumerate(match.clocks):
-        key = deadline_key(record.id, seat)
-        if c.armed and record.outcome is None:
-            assert c.deadline_ms is not None
-            p.clock.set_deadline(key, c.deadline_ms / 1000)
-        else:
-            p.clock.cancel_deadline(key)
+    over = record.outcome is not None
+    if match.clock is not None:
+        for seat, c in enumerate(match.clocks):
+            key = deadline_key(record.id, seat)
+            if c.armed and not over:
+                assert c.deadline_ms is not None
+                p.clock.set_deadline(key, c.deadline_ms / 1000)
+            else:
+                p.clock.cancel_deadline(key)
+    bots_ = match.bot_seats
+    if not bots_:
+        return
+    key = deadline_key(record.id, BOT_KEY)
+    if not over and record.state is not None and bots_ & set(record.engine.to_act(record.state)):
+        p.clock.set_deadline(key, p.clock.epoch() + BOT_STALL_S)
+    else:
+        p.clock.cancel_deadline(key)
 
 
-def deadline_key(game_id: str, seat: int) -> str:
-    """A seat's deadline in the scheduler's sorted set."""
+BOT_KEY = "bot"  # the deadline of a game whose bot is to act: <game>:bot
+
+
+def deadline_key(game_id: str, seat: int | str) -> str:
+    """A seat's deadline in the scheduler's sorted set (``BOT_KEY``: the bot-stall sweep's)."""
     return f"{game_id}:{seat}"
 
 
 def fire_due_deadlines(app: App, *, retry_s: float = 2.0, limit: int = 100) -> list[str]:
     """The deadline scheduler's step: claim the due deadlines (each put back ``retry_s`` later,
     until a worker's decision cancels or moves it) and send a time-out command for each one
-    the game still has armed. Returns the command ids sent. Safe to run in many processes at
-    once: a time-out's id is its seat and armed version, so a repeat is a duplicate, and the
-    worker refuses a stale one."""
+    the game still has armed, or wake the bots of a game that stalled. Returns the time-out
+    command ids sent and ``wake:<game>:<seat>`` for each bot woken. Safe to run in many
+    processes at once: a time-out's id is its seat and armed version, so a repeat is a
+    duplicate, and the worker refuses a stale one; a bot woken twice sends one command id."""
     p = app.ports
     sent = []
     for key in p.clock.claim_due(retry_s, limit):
         game_id, _, seat_text = key.rpartition(":")
         raw = p.read_models.read(game_id, None)
         doc = json.loads(raw) if raw else None
-        shown = (doc or {}).get("clock")
-        if doc is None or shown is None or doc.get("outcome") or not seat_text.isdigit():
+        if doc is None or doc.get("outcome"):
+            p.clock.cancel_deadline(key)
+            continue
+        if seat_text == BOT_KEY:
+            sent += _wake_stalled(app, doc, key)
+            continue
+        shown = doc.get("clock")
+        if shown is None or not seat_text.isdigit():
             p.clock.cancel_deadline(key)
             continue
         seat = int(seat_text)
@@ -860,6 +885,27 @@ def fire_due_deadlines(app: App, *, retry_s: float = 2.0, limit: int = 100) -> l
         submit_command(app, message, str(doc["game"]))
         sent.append(message.command_id)
     return sent
+
+
+def _wake_stalled(app: App, public: Mapping[str, Any], key: str) -> list[str]:
+    """Wake again the bots to act in a game that has not moved for ``BOT_STALL_S`` (the same
+    tasks as the first wake: the same command ids), and look again that much later."""
+    game_id = str(public["id"])
+    seats = public["seats"]
+    woken = []
+    for seat in public["to_act"]:
+        name = seats[seat].get("bot")
+        if name is None:
+            continue
+        slow = name in bots.BOTS and bots.BOTS[name].slow
+        app.ports.dispatcher.move(game_id, seat, int(public["version"]), slow=slow)
+        woken.append(f"wake:{game_id}:{seat}")
+    if woken:
+        log.warning("game %s stalled at version %s: bots woken again", game_id, public["version"])
+        app.ports.clock.set_deadline(key, app.ports.clock.epoch() + BOT_STALL_S)
+    else:
+        app.ports.clock.cancel_deadline(key)
+    return woken
 
 
 def hand_off(
@@ -963,10 +1009,13 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
         body=command,
         expected_version=None if simultaneous else version,
     )
-    # Wakes may repeat (redeliveries, retries, Celery's at-least-once): send each command once.
-    if not app.ports.bus.send_once(game_id, message.command_id, BOT_SUBMIT_TTL):
+    # Wakes may repeat (redeliveries, retries, Celery's at-least-once, the sweep): send each
+    # command once. Marked only once submitted, so a crash between the two leaves no mark of
+    # a command never sent (two wakes at once may both send it: the store applies it once).
+    if app.ports.bus.was_sent(game_id, message.command_id):
         return message.command_id
     submit_command(app, message, str(view["game"]))
+    app.ports.bus.send_once(game_id, message.command_id, BOT_SUBMIT_TTL)
     return message.command_id
 
 

@@ -112,6 +112,10 @@ class CommandBus(Protocol):
         """True the first time within ``ttl`` seconds (a bot sends each command once)."""
         ...
 
+    def was_sent(self, game_id: str, command_id: str) -> bool:
+        """Whether ``send_once`` marked the command within its ``ttl``."""
+        ...
+
 
 class Notifier(Protocol):
     """Announces new versions of a game (the live feed listens)."""

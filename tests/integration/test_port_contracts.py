@@ -102,7 +102,9 @@ def test_a_waiting_client_gets_a_reply_sent_later(ports: Ports) -> None:
 
 
 def test_send_once_is_true_only_the_first_time(ports: Ports) -> None:
+    assert ports.bus.was_sent("g", "bot-1-5") is False
     assert ports.bus.send_once("g", "bot-1-5", 60) is True
+    assert ports.bus.was_sent("g", "bot-1-5") is True
     assert ports.bus.send_once("g", "bot-1-5", 60) is False
     assert ports.bus.send_once("g", "bot-1-6", 60) is True
 

@@ -1,0 +1,119 @@
+"""No bot game stalls after a crash: a lost wake is found by the deadline scheduler's sweep and
+the bot is woken again; the bot's "sent once" mark never stands for a command not sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.adapters.memory import FixedClock, MemoryCommandBus
+from shared.app import handlers, queries
+from shared.app.context import App
+from shared.app.messages import CommandMessage
+from shared.bootstrap import bootstrap
+from shared.config import Settings
+
+
+class LosingDispatcher:
+    """Drops every wake while ``lose`` is set (a crash between the append and the hand-off,
+    a Celery worker killed with the task); otherwise plays it at once."""
+
+    def __init__(self) -> None:
+        self.app: App | None = None
+        self.lose = True
+        self.woken: list[tuple[str, int, int]] = []
+
+    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
+        self.woken.append((game_id, seat, version))
+        if not self.lose and self.app is not None:
+            handlers.play_bot_move(self.app, game_id, seat, version)
+
+    def finalize(self, game_id: str) -> None:
+        pass
+
+    def tournament(self, tournament_id: str) -> None:
+        pass
+
+
+def setup() -> tuple[App, FixedClock, LosingDispatcher]:
+    moment = FixedClock()
+    dispatcher = LosingDispatcher()
+    app = bootstrap(Settings(), backend="memory", dispatcher=dispatcher, clock=moment)
+    dispatcher.app = app
+    return app, moment, dispatcher
+
+
+def drain(app: App, game: str) -> None:
+    bus = app.ports.bus
+    assert isinstance(bus, MemoryCommandBus)
+    while queued := bus.take(game):
+        for fields in queued:
+            handlers.decide_command(app, CommandMessage.from_fields(fields))
+
+
+def version(app: App, gid: str) -> int:
+    doc: Any = queries.view(app, gid, None)
+    return int(doc["version"])
+
+
+def test_a_bot_game_whose_wake_was_lost_is_woken_by_the_sweep() -> None:
+    app, moment, dispatcher = setup()
+    gid = handlers.create_game(app, "fox", [{"bot": "random"}, {"bot": "random"}]).game_id
+    stuck = version(app, gid)
+    assert dispatcher.woken  # woken once, and the wake was lost
+    moment.advance(handlers.BOT_STALL_S - 1)
+    assert handlers.fire_due_deadlines(app) == []  # not stalled long enough yet
+    moment.advance(2)
+    dispatcher.lose = False
+    woken = handlers.fire_due_deadlines(app)
+    assert woken and all(w.startswith(f"wake:{gid}:") for w in woken)
+    drain(app, "fox")
+    assert version(app, gid) > stuck  # the bot moved, and the game goes on
+
+
+def test_a_moving_game_is_not_woken_and_a_finished_one_is_forgotten() -> None:
+    app, moment, dispatcher = setup()
+    dispatcher.lose = False
+    gid = handlers.create_game(app, "skull", [{"bot": "random"}] * 3).game_id
+    for _ in range(10_000):
+        doc: Any = queries.view(app, gid, None)
+        if doc["outcome"]:
+            break
+        drain(app, "skull")
+        moment.advance(1)  # moving: each change moves the sweep's deadline on
+        assert handlers.fire_due_deadlines(app) == []
+    assert queries.view(app, gid, None)["outcome"]  # type: ignore[index]
+    moment.advance(handlers.BOT_STALL_S * 2)
+    assert handlers.fire_due_deadlines(app) == []
+    assert app.ports.clock.due(moment.epoch() + 10**6) == []  # nothing left to look at
+
+
+def test_the_sent_mark_comes_after_the_submit() -> None:
+    app, _, _ = setup()  # the wake at creation is lost: this test plays the bot itself
+    for n in range(20):  # a deal in which the bot leads
+        gid = handlers.create_game(
+            app, "fox", [{"bot": "random"}, {"name": "h"}], seed=f"mark-{n}"
+        ).game_id
+        doc: Any = queries.view(app, gid, None)
+        if 0 in doc["to_act"]:
+            break
+    assert 0 in doc["to_act"]
+    bus = app.ports.bus
+    assert isinstance(bus, MemoryCommandBus)
+    order: list[str] = []
+    put, mark = bus.put, bus.send_once
+
+    def spy_put(*a: Any, **k: Any) -> None:
+        order.append("submit")
+        put(*a, **k)
+
+    def spy_mark(*a: Any, **k: Any) -> bool:
+        order.append("mark")
+        return mark(*a, **k)
+
+    bus.put = spy_put  # type: ignore[method-assign]
+    bus.send_once = spy_mark  # type: ignore[method-assign]
+    assert handlers.play_bot_move(app, gid, 0, doc["version"]).startswith("bot-0-")
+    assert order == ["submit", "mark"]
+    order.clear()
+    handlers.play_bot_move(app, gid, 0, doc["version"])  # a repeated wake sends nothing
+    assert order == []
