@@ -102,12 +102,15 @@ def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameReco
     p = app.ports
     gid = game_id(tournament_id, index)
     seed = plan.game_seed(index)
+    # One time for the whole log: it is appended at once (and the clock costs a tenth of the
+    # play-out when read at every command).
+    at = p.clock.now()
     played = playout.play(
         plan.game,
         plan.seat_specs(index),
         plan.options,
         seed,
-        clock=p.clock.now,
+        clock=lambda: at,
         tournament={"id": tournament_id, "index": index},
     )
     envs = played.envelopes
