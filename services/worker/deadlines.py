@@ -1,5 +1,6 @@
 """The deadline scheduler: a small loop that turns due turn-clock deadlines into time-out
-commands (``handlers.fire_due_deadlines``).
+commands and wakes the bots of stalled games (``handlers.fire_due_deadlines``), and now and
+then does the worker's housekeeping (trimming the acknowledged command-stream entries).
 
 Every worker process runs one beside its stream consumer. Several at once are safe: a claim
 takes the due deadlines and moves them a little later in one Redis script (by Redis's own
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 
 import redis
 
@@ -22,15 +25,23 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.25  # a time-out fires within about this much of its deadline
 RETRY_S = 2.0  # a claimed deadline that is still armed is claimed again this much later
+HOUSEKEEPING_S = 30.0  # how often ``housekeeping`` runs (trimming acknowledged commands)
 
 
 class DeadlineScheduler:
     """Polls the deadlines until ``stop_event`` is set."""
 
-    def __init__(self, app: App, stop_event: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        app: App,
+        stop_event: threading.Event | None = None,
+        housekeeping: Callable[[], object] | None = None,
+    ) -> None:
         self.app = app
         self.stop_event = stop_event or threading.Event()
+        self.housekeeping = housekeeping
         self.sent = 0
+        self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
 
     def step(self) -> list[str]:
         """One claim: the time-out command ids sent."""
@@ -45,6 +56,9 @@ class DeadlineScheduler:
         while not self.stop_event.is_set():
             try:
                 self.step()
+                if self.housekeeping is not None and time.monotonic() >= self._next_housekeeping:
+                    self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
+                    self.housekeeping()
             except redis.RedisError as exc:
                 log.warning("deadline scheduler: redis error %s; retrying", exc)
             except Exception:

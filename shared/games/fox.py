@@ -1089,7 +1089,7 @@ def command_to_json(command: Any) -> dict[str, Any]:
 def event_to_json(event: Any) -> dict[str, Any]:
     """``{"type": ..., "data": {...}}`` with every card as ``{"suit", "rank"}``."""
     data: dict[str, Any] = {}
-    for name in _field_names(type(event)):
+    for name in _field_names(event.__class__):
         value = getattr(event, name)
         depth = _CARD_FIELDS.get(name, 0)
         if depth == 1:
