@@ -8,7 +8,7 @@ from services.celery_client import make_dispatcher
 from services.worker.consumer import StreamConsumer
 from services.worker.deadlines import DeadlineScheduler
 from shared import logs
-from shared.adapters import metrics
+from shared.adapters import metrics, retention
 from shared.bootstrap import bootstrap
 from shared.config import Settings
 
@@ -25,7 +25,12 @@ def run(game_type: str) -> None:
     first (the signal only sets ``stop_event``)."""
     logs.configure(f"worker-{game_type}")
     consumer = build_consumer(game_type)
-    DeadlineScheduler(consumer.app, consumer.stop_event).start()  # turn clocks' time-outs
+    streams = len(consumer.streams)
+    DeadlineScheduler(  # turn clocks' time-outs, stalled bot games, trimming
+        consumer.app,
+        consumer.stop_event,
+        housekeeping=lambda: retention.trim_game_type(consumer.r, game_type, streams),
+    ).start()
     metrics.serve()  # with TABLETOP_METRICS_PORT: this process's own /metrics
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop_event.set())
     signal.signal(signal.SIGINT, lambda *_: consumer.stop_event.set())
