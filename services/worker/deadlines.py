@@ -48,7 +48,10 @@ class DeadlineScheduler:
         sent = handlers.fire_due_deadlines(self.app, retry_s=RETRY_S)
         self.sent += len(sent)
         for cid in sent:
-            log.info("time-out sent: %s", cid)
+            if cid.startswith("wake:"):
+                log.info("stalled game's bot woken: %s", cid.removeprefix("wake:"))
+            else:
+                log.info("time-out sent: %s", cid)
         return sent
 
     def run(self) -> None:
