@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean
+.PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,10 +16,24 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The browser tests drive Debian's chromium through Playwright (never `playwright install`,
+# which downloads a browser): install the package when it is missing. Only where apt-get
+# cannot run at all (not root, no sudo) are those tests skipped, and they say so.
+APT := $(shell [ "$$(id -u)" = 0 ] && echo apt-get || (sudo -n true 2>/dev/null && echo "sudo apt-get"))
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ -n "$(APT)" ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium for the browser tests"; \
+	    $(APT) update -qq || $(APT) update -qq; \
+	    DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq chromium; \
+	  else \
+	    echo "chromium is missing and apt-get cannot run here: tests/e2e/test_browser.py will be skipped"; \
+	  fi; }
+
 run: $(STAMP)
 	$(BIN)/tabletop run
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -31,7 +45,7 @@ test-unit: $(STAMP)
 test-integration: $(STAMP)
 	$(BIN)/python -m pytest tests/integration
 
-test-e2e: $(STAMP)
+test-e2e: $(STAMP) browser
 	$(BIN)/python -m pytest tests/e2e
 
 bench: $(STAMP)

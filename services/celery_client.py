@@ -32,7 +32,8 @@ class CeleryDispatcher:
     def app(self) -> Celery:
         """The Celery client app."""
         if self._app is None:
-            self._app = Celery("tabletop-client", broker=self._settings.redis_url)
+            # Its own plain Redis on a cluster (TABLETOP_BROKER_URL): kombu cannot use one.
+            self._app = Celery("tabletop-client", broker=self._settings.celery_broker_url)
             self._app.conf.update(task_default_queue=QUEUE, broker_connection_retry_on_startup=True)
         return self._app
 
@@ -56,4 +57,5 @@ def make_dispatcher(settings: Settings) -> BotDispatcher:
     """Celery unless ``TABLETOP_BOT_DISPATCH=none`` (benchmarks of all-human games)."""
     if settings.bot_dispatch == "none":
         return NullDispatcher()
+    settings.celery_broker_url  # noqa: B018 - a cluster without a broker URL fails at startup
     return CeleryDispatcher(settings)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +29,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     run.add_argument(
         "--gateway-workers", type=int, default=int(os.environ.get("GATEWAY_WORKERS", "2"))
+    )
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=int(os.environ.get("TABLETOP_WORKERS", "1")),
+        help="worker processes per game type (default: TABLETOP_WORKERS, else 1)",
+    )
+    run.add_argument(
+        "--data-dir",
+        default=os.environ.get("TABLETOP_DATA_DIR") or None,
+        help="where the stack keeps its Redis data, locked while it runs "
+        "(default: TABLETOP_DATA_DIR, else ./run)",
     )
 
     worker = sub.add_parser("worker", help="consume one game type's command streams")
@@ -82,7 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if args.cmd == "run":
-        return run_stack(args.port, args.redis_port, args.gateway_workers)
+        return run_stack(
+            args.port, args.redis_port, args.gateway_workers, args.workers, args.data_dir
+        )
     if args.cmd == "worker":
         from services.worker.main import run as run_worker
 
@@ -275,109 +287,93 @@ def available_games() -> list[str]:
     return out
 
 
-def run_stack(port: int, redis_port: int | None, gateway_workers: int) -> int:
-    """``tabletop run``: every process of the service on this machine; Ctrl-C stops them."""
-    from shared.redis_server import RedisServer
+def run_stack(
+    port: int,
+    redis_port: int | None,
+    gateway_workers: int,
+    workers: int = 1,
+    data_dir: str | None = None,
+) -> int:
+    """``tabletop run``: every process of the service on this machine, kept up by a supervisor
+    (services/supervisor.py) until Ctrl-C or SIGTERM stops them in order."""
+    from services import supervisor
+    from shared.redis_server import DEFAULT_MAXMEMORY, RedisServer, RedisServerError
 
+    def refuse(message: str) -> int:
+        print(f"tabletop run: {message}", file=sys.stderr)
+        return 2
+
+    if workers < 1:
+        return refuse("--workers (TABLETOP_WORKERS) must be at least 1")
+    if _port_taken(port):
+        return refuse(f"port {port} is already in use: choose another PORT (or --port)")
+    # Until the supervisor takes over the signals: a SIGTERM while Redis starts must still
+    # reach the `finally` that stops it (it runs in its own session, untouched otherwise).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     env = dict(os.environ)
+    data = Path(data_dir) if data_dir else Path.cwd() / "run"
     server = None
-    if not env.get("REDIS_URL"):
-        # Games outlive a restart: the AOF lives in ./run/redis (ignored by git).
-        server = RedisServer(redis_port, persist=True, data_dir=str(Path.cwd() / "run" / "redis"))
-        env["REDIS_URL"] = server.url
-        # Where `tabletop rebuild` (and other tools beside the stack) find this Redis.
-        (Path.cwd() / "run" / "redis.url").write_text(server.url + "\n")
-    procs: list[subprocess.Popen[bytes]] = []
-    py = sys.executable
     try:
-        procs.append(
-            subprocess.Popen(
-                [
-                    py,
-                    "-m",
-                    "gunicorn",
-                    "-c",
-                    str(ROOT / "deploy" / "gunicorn.conf.py"),
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    str(gateway_workers),
-                    "services.gateway.app:create_app()",
-                ],
-                env=env,
-            )
-        )
-        for game in available_games():
-            procs.append(
-                subprocess.Popen([py, "-m", "services.cli", "worker", "--game", game], env=env)
-            )
-        # Quick bots and searching bots on separate workers: a search of seconds must never
-        # hold up the random and heuristic moves of every other game.
-        # Tournament batches (whole games) on a third, one process per core.
-        workers = (
-            ("tabletop", "bots", 2),
-            ("tabletop-search", "search", 1),
-            ("tabletop-tournaments", "tournaments", os.cpu_count() or 2),
-        )
-        for queue, name, concurrency in workers:
-            procs.append(
-                subprocess.Popen(
-                    [
-                        py,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "services.bots.worker",
-                        "worker",
-                        "-Q",
-                        queue,
-                        "--concurrency",
-                        str(concurrency),
-                        "--loglevel",
-                        "WARNING",
-                        "-n",
-                        f"{name}-{os.getpid()}@%h",
-                    ],
-                    env=env,
+        if not env.get("REDIS_URL"):
+            # Games outlive a restart: the AOF lives in <data dir>/redis (./run/redis, ignored
+            # by git), locked while this stack runs.
+            try:
+                server = RedisServer(
+                    redis_port,
+                    persist=True,
+                    data_dir=str(data / "redis"),
+                    maxmemory=env.get("TABLETOP_REDIS_MAXMEMORY") or DEFAULT_MAXMEMORY,
+                    preexec=supervisor.die_with_parent(),
                 )
-            )
-        print(f"tabletop is running at http://127.0.0.1:{port}  (Redis: {env['REDIS_URL']})")
+            except RedisServerError as exc:
+                return refuse(str(exc))
+            env["REDIS_URL"] = server.url
+            # Where `tabletop rebuild` (and other tools beside the stack) find this Redis.
+            (data / "redis.url").write_text(server.url + "\n")
+        specs = supervisor.stack_specs(
+            python=sys.executable,
+            env=env,
+            port=port,
+            gateway_workers=gateway_workers,
+            workers=workers,
+            games=available_games(),
+            gunicorn_conf=str(ROOT / "deploy" / "gunicorn.conf.py"),
+            stack_id=str(os.getpid()),
+        )
+        if server is not None:
+            specs.append(supervisor.ChildSpec("redis", server.start, supervisor.STORE))
+        sup = supervisor.Supervisor(specs)
+        if server is not None:
+            sup.adopt("redis", server.proc)
+        print(
+            f"tabletop is running at http://127.0.0.1:{port}  (Redis: {env['REDIS_URL']}; "
+            f"{workers} worker{'s' if workers > 1 else ''} per game type)"
+        )
         print(
             f"OpenAPI: http://127.0.0.1:{port}/openapi.json  — Ctrl-C stops everything", flush=True
         )
-        stop = {"now": False}
-
-        def _stop(*_: object) -> None:
-            stop["now"] = True
-
-        signal.signal(signal.SIGINT, _stop)
-        signal.signal(signal.SIGTERM, _stop)
-        while not stop["now"]:
-            if any(p.poll() is not None for p in procs):
-                print("a process exited; stopping the stack", file=sys.stderr)
-                break
-            time.sleep(0.2)
+        sup.run()
+    except KeyboardInterrupt:
+        pass
     finally:
-        # Dependency order: the gateway stops taking requests first, then the workers and
-        # Celery drain, and Redis (in its own session, untouched by a Ctrl-C) stops last.
-        if procs and procs[0].poll() is None:
-            procs[0].terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                procs[0].wait(12)
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        # Longer than gunicorn's graceful_timeout (10 s): its master must outlive its workers to
-        # kill one that hangs, or that worker would be orphaned (seen once in a test run).
-        deadline = time.monotonic() + 15
-        for p in procs:
-            try:
-                p.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-        if server:
+        if server is not None:
             server.stop()
     return 0
+
+
+def _port_taken(port: int) -> bool:
+    """Whether something listens on ``port`` of loopback (gunicorn would fail to bind it, and
+    the supervisor restart it forever)."""
+    import socket
+
+    with socket.socket() as s:
+        # As gunicorn binds: a port with connections in TIME_WAIT counts as free.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 if __name__ == "__main__":

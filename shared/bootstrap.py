@@ -26,7 +26,8 @@ def bootstrap(
     dispatcher: BotDispatcher | DispatcherFactory | None = None,
     clock: Any = None,
 ) -> App:
-    """The application on Redis (``settings.redis_url``, or ``client``) or in memory."""
+    """The application on Redis (``settings.redis_url``, a cluster node with
+    ``settings.redis_cluster``; or ``client``) or in memory."""
     settings = settings or Settings.from_env()
     if backend == "memory":
         from shared.adapters.memory import memory_ports
@@ -35,9 +36,9 @@ def bootstrap(
     elif backend == "redis":
         from shared.adapters.redis import connect, redis_ports
 
-        ports = redis_ports(
-            client if client is not None else connect(settings.redis_url), shards=settings.shards
-        )
+        if client is None:
+            client = connect(settings.redis_url, cluster=settings.redis_cluster)
+        ports = redis_ports(client, shards=settings.shards)
         if clock is not None:
             ports.clock = clock
     else:

@@ -7,6 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+TRUE = ("1", "true", "yes", "on")
+
+
+class SettingsError(ValueError):
+    """The environment asks for something that cannot run; the message says what to set."""
 
 
 def _keys(raw: str | None) -> frozenset[str]:
@@ -30,6 +35,11 @@ def _rate_limits(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+# Command streams per game type in a deployment: as many workers per type as this can each
+# own a shard (leases); more stand by. The same value in every process.
+DEFAULT_SHARDS = 4
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """Everything a process needs to know about its surroundings."""
@@ -45,6 +55,20 @@ class Settings:
     # Abuse limits per rule (``limits`` syntax, e.g. "30/minute"); empty: none.
     rate_limits: Mapping[str, str] = field(default_factory=dict)
     feed_heartbeat: float = 15.0  # seconds between the live feed's keep-alive comments
+    # REDIS_URL names one node of a Redis Cluster (redis-py's cluster client finds the rest).
+    redis_cluster: bool = False
+    # Celery's broker: a plain Redis (kombu's Redis transport does not speak cluster); None
+    # means REDIS_URL, which only a single-server stack may share with Celery.
+    broker_url: str | None = None
+
+    @property
+    def celery_broker_url(self) -> str:
+        """The URL Celery's broker connects to (``TABLETOP_BROKER_URL``, else ``REDIS_URL``)."""
+        if self.broker_url:
+            return self.broker_url
+        if self.redis_cluster:
+            raise SettingsError(MISSING_BROKER)
+        return self.redis_url
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -53,16 +77,34 @@ class Settings:
         ``TABLETOP_MAX_TOURNAMENT_GAMES``, ``TABLETOP_CORS_ORIGINS`` (comma-separated origins
         browsers may call from; ``*`` for any) and the abuse limits ``TABLETOP_RATE_CREATE``,
         ``TABLETOP_RATE_JOIN``, ``TABLETOP_RATE_COMMAND``, ``TABLETOP_RATE_SUGGEST`` (``TABLETOP_RATE_LIMITS=off`` for
-        none)."""
+        none), ``TABLETOP_REDIS_CLUSTER`` (1: ``REDIS_URL`` is a cluster node) and
+        ``TABLETOP_BROKER_URL`` (Celery's Redis; required on a cluster unless bots are off).
+        Raises ``SettingsError`` on a cluster without a broker URL: every process would
+        otherwise start and fail at its first bot turn."""
         env = os.environ if env is None else env
+        cluster = env.get("TABLETOP_REDIS_CLUSTER", "0").strip().lower() in TRUE
+        broker = env.get("TABLETOP_BROKER_URL", "").strip() or None
+        dispatch = env.get("TABLETOP_BOT_DISPATCH", "celery")
+        if cluster and broker is None and dispatch != "none":
+            raise SettingsError(MISSING_BROKER)
         return cls(
             redis_url=env.get("REDIS_URL", DEFAULT_REDIS_URL),
             organizer_keys=_keys(env.get("TABLETOP_ORGANIZER_KEYS")),
             auditor_keys=_keys(env.get("TABLETOP_AUDITOR_KEYS")),
-            shards=max(1, int(env.get("TABLETOP_SHARDS", "1"))),
+            shards=max(1, int(env.get("TABLETOP_SHARDS", str(DEFAULT_SHARDS)))),
             max_wait=float(env.get("TABLETOP_MAX_WAIT", "30")),
-            bot_dispatch=env.get("TABLETOP_BOT_DISPATCH", "celery"),
+            bot_dispatch=dispatch,
             max_tournament_games=max(1, int(env.get("TABLETOP_MAX_TOURNAMENT_GAMES", "10000"))),
             cors_origins=_keys(env.get("TABLETOP_CORS_ORIGINS")),
             rate_limits=_rate_limits(env),
+            redis_cluster=cluster,
+            broker_url=broker,
         )
+
+
+MISSING_BROKER = (
+    "TABLETOP_REDIS_CLUSTER=1 needs TABLETOP_BROKER_URL: Celery's Redis transport does not "
+    "speak Redis Cluster, so its broker must be a plain Redis server (e.g. "
+    "TABLETOP_BROKER_URL=redis://broker-host:6379/0); or set TABLETOP_BOT_DISPATCH=none for "
+    "a stack without bots, scoring tasks and tournaments"
+)

@@ -1,7 +1,11 @@
 """Redis key names, in one place.
 
 Braces are Redis Cluster hash tags: every key of one game lands in one slot, so one Lua script
-may touch them together.
+may touch them together. The rule on a cluster: a single command, script or transaction
+(MULTI/WATCH) may only touch keys of one slot; so keys used together share a tag (a game's
+``{id}``, a tournament's ``{id}``, a game type's ``{type}`` for its command streams and
+ratings), and the global indexes (``games:all``, ``deadlines``, ...) are single keys, each
+written by its own command (a pipeline may span slots: it is not atomic anyway).
 """
 
 from __future__ import annotations
@@ -66,7 +70,15 @@ def game_of_notify(channel: str) -> str:
 
 
 def command_stream(game_type: str, shard: int) -> str:
-    """Commands of one game type and shard, as submitted (accepted or not)."""
+    """Commands of one game type and shard, as submitted (accepted or not). The game type is
+    the hash tag: a worker reads all its shards in one XREADGROUP, which a cluster allows only
+    within one slot."""
+    return f"cmd:{{{game_type}}}:{shard}"
+
+
+def legacy_command_stream(game_type: str, shard: int) -> str:
+    """The name ``command_stream`` had before the hash tag; a worker on a single server still
+    drains one left by an older gateway (``StreamConsumer.ensure_groups``)."""
     return f"cmd:{game_type}:{shard}"
 
 

@@ -20,9 +20,12 @@ VISIBILITY_TIMEOUT_S = max(TIME_LIMITS.values()) + VISIBILITY_MARGIN_S
 
 
 def create_celery(settings: Settings | None = None) -> Celery:
-    """A Celery app whose broker and result backend are the service's Redis."""
+    """A Celery app whose broker is the service's Redis, or on a Redis Cluster the plain Redis
+    of ``TABLETOP_BROKER_URL`` (kombu's Redis transport runs MULTI/EXEC and BRPOP across its
+    queue lists and ``unacked`` keys, which a cluster refuses as cross-slot). Results are not
+    kept (``task_ignore_result``): the tasks write theirs to the service's own store."""
     settings = settings or Settings.from_env()
-    app = Celery("tabletop", broker=settings.redis_url)
+    app = Celery("tabletop", broker=settings.celery_broker_url)
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,

@@ -16,11 +16,15 @@ from services.gateway import (
     docs_page,
     http_extras,
     limits_guard,
+    observe,
+    openapi_contract,
     routes,
     schemas,
     tournament_routes,
+    web_routes,
 )
 from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception
+from shared.adapters.redis import REDIS_ERRORS
 from shared.app.context import App
 from shared.app.ports import BotDispatcher
 from shared.bootstrap import DispatcherFactory, bootstrap
@@ -103,11 +107,15 @@ def create_app(
     api.register_blueprint(routes.blp)
     api.register_blueprint(tournament_routes.blp)
     _document_errors(api)
+    openapi_contract.install(api.spec)
     app.register_blueprint(docs_page.docs)
+    app.register_blueprint(web_routes.web)
     http_extras.install(app, settings.cors_origins)
+    observe.install(app, settings, application.ports.client)
     limits_guard.install(app, settings)
     app.register_error_handler(Problem, lambda p: p.response())
-    app.register_error_handler(redis.RedisError, _redis_down)
+    for error in REDIS_ERRORS:  # a cluster's own errors too (no reachable node...)
+        app.register_error_handler(error, _redis_down)
     return app
 
 
@@ -145,7 +153,8 @@ def _document_errors(api: Api) -> None:
                 responses.setdefault(str(code), spec.components.get_ref("response", names[code]))
 
 
-def _redis_down(error: redis.RedisError) -> Any:
+def _redis_down(error: Exception) -> Any:
+    # The request's game id and path are bound to this line (services/gateway/observe.py).
     log.error("redis error: %s", error)
     return Problem(
         503,

@@ -12,6 +12,7 @@ import hashlib
 import math
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from flask import Flask, current_app, request
 from limits import RateLimitItem, parse, storage, strategies
@@ -58,11 +59,24 @@ def install(app: Flask, settings: Settings) -> None:
     rules = {name: parse(text) for name, text in settings.rate_limits.items() if text}
     limiter = None
     if rules:
-        uri = settings.redis_url
-        if not uri.startswith(("redis://", "rediss://", "unix://")):
-            uri = "redis://" + uri.split("://", 1)[-1]
-        limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(uri))
+        uri, options = storage_uri(settings)
+        limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(uri, **options))
     app.extensions["tabletop-guard"] = Guard(rules=rules, limiter=limiter)
+
+
+def storage_uri(settings: Settings) -> tuple[str, dict[str, bool]]:
+    """The ``limits`` storage URI (and options) for the service's Redis. On a cluster it is
+    ``redis+cluster://`` (limits' own ``RedisCluster`` storage; each counter is one key, so
+    its scripts stay in one slot), with no database path (a cluster has only db 0) and TLS as
+    an option, since that scheme has no ``rediss`` form."""
+    uri = settings.redis_url
+    if settings.redis_cluster:
+        parsed = urlsplit(uri)
+        options = {"ssl": True} if parsed.scheme == "rediss" else {}
+        return f"redis+cluster://{parsed.netloc}", options
+    if not uri.startswith(("redis://", "rediss://", "unix://")):
+        uri = "redis://" + uri.split("://", 1)[-1]
+    return uri, {}
 
 
 def check(rule: str, *, by_token: bool = False) -> None:

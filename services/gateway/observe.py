@@ -10,11 +10,12 @@ import os
 import time
 from typing import Any
 
+import structlog
 from flask import Flask, Response, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
 from services.gateway import ready
-from shared import games, logs, metrics_dir
+from shared import games, metrics_dir
 from shared.adapters import metrics
 from shared.config import Settings
 
@@ -41,28 +42,51 @@ def install(app: Flask, settings: Settings, client: Any) -> None:
         streams = metrics.command_streams(game_types(), settings.shards)
         stream_registry.register(metrics.StreamCollector(client, streams))
 
+    # The labelled children, kept: ``labels()`` takes a lock and builds the key on every call,
+    # and two of them ran for every request (py-spy, BENCHMARKS.md). Label values are bounded
+    # (route templates, methods, statuses), so the dict is too.
+    counted: dict[tuple[str, str, str], Any] = {}
+    timed: dict[tuple[str, str], Any] = {}
+
     @app.before_request
     def _started() -> None:
         g.tabletop_started = time.perf_counter()
-        game_id = (request.view_args or {}).get("game_id")
-        g.tabletop_log = logs.context(game_id=game_id, method=request.method, path=request.path)
-        g.tabletop_log.__enter__()
+        req = request._get_current_object()  # type: ignore[attr-defined]  # one proxy lookup
+        game_id = (req.view_args or {}).get("game_id")
+        fields = {"method": req.method, "path": req.path}
+        if game_id is not None:  # as logs.context: None values are left out
+            fields["game_id"] = game_id
+        # Bound directly, reset from the tokens at teardown: what logs.context does, without
+        # its two generator context managers per request.
+        g.tabletop_log = structlog.contextvars.bind_contextvars(**fields)
 
     @app.after_request
     def _count(response: Response) -> Response:
         started = g.pop("tabletop_started", None)
-        route = request.url_rule.rule if request.url_rule is not None else UNMATCHED
-        metrics.HTTP_REQUESTS.labels(request.method, route, str(response.status_code)).inc()
+        req = request._get_current_object()  # type: ignore[attr-defined]
+        route = req.url_rule.rule if req.url_rule is not None else UNMATCHED
+        key = (req.method, route, str(response.status_code))
+        child = counted.get(key)
+        if child is None:
+            child = counted[key] = metrics.HTTP_REQUESTS.labels(*key)
+        child.inc()
         if started is not None:
             took = time.perf_counter() - started
-            metrics.HTTP_LATENCY.labels(request.method, route).observe(took)
+            hist = timed.get(key[:2])
+            if hist is None:
+                hist = timed[key[:2]] = metrics.HTTP_LATENCY.labels(*key[:2])
+            hist.observe(took)
         return response
 
     @app.teardown_request
     def _unbind(_: BaseException | None) -> None:
-        bound = g.pop("tabletop_log", None)
-        if bound is not None:
-            bound.__exit__(None, None, None)
+        tokens = g.pop("tabletop_log", None)
+        if tokens is None:
+            return
+        try:
+            structlog.contextvars.reset_contextvars(**tokens)
+        except (ValueError, RuntimeError):  # another context (a streamed body): just unbind
+            structlog.contextvars.unbind_contextvars(*tokens)
 
     def metrics_view() -> Response:
         # Multiprocess mode (under gunicorn): every worker's files summed; else this process.

@@ -8,13 +8,14 @@ import re
 import secrets
 from typing import Any
 
+import marshmallow as ma
 from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
 
-from services.gateway import auth, feed, http_extras, limits_guard, schemas
+from services.gateway import auth, feed, http_extras, limits_guard, schemas, view_schemas
 from services.gateway.problems import Problem
 from shared import games
 from shared.app import catalogue, clock, fairness, handlers, queries
@@ -46,7 +47,97 @@ class JsonBodyParser(FlaskParser):
         _check_body(value)
         return value
 
+    def parse(self, argmap: Any, req: Any = None, **kwargs: Any) -> Any:
+        """webargs' parse, but a command body that passes ``_command_body_ok`` skips
+        marshmallow, which would return the same dict: every move of every game comes here, and
+        webargs with marshmallow took about 6% of the gateway's CPU under load (py-spy,
+        BENCHMARKS.md). Every other body, and every other schema, is parsed as before, so each
+        refusal is still marshmallow's own."""
+        if (
+            type(argmap) is schemas.CommandSchema
+            and kwargs.get("location") in (None, "json")
+            and kwargs.get("unknown", _DEFAULT_UNKNOWN) in (_DEFAULT_UNKNOWN, None, ma.INCLUDE)
+            and not kwargs.get("validate")
+        ):
+            value = self._raw_load_json(req if req is not None else self.get_default_request())
+            if _command_body_ok(value):
+                return {"type": value["type"], **value}  # the schema's order: declared first
+        if (
+            kwargs.get("location") == "query"
+            and not kwargs.get("validate")
+            and isinstance(argmap, ma.Schema)
+            and not (req if req is not None else self.get_default_request()).args
+            and _empty_query_loads_empty(argmap)
+        ):
+            # No query string (a client reading its view after every move): the schema's
+            # answer to nothing is a constant, found once per schema.
+            return {}
+        return super().parse(argmap, req, **kwargs)
 
+
+def _command_fast_check() -> dict[str, tuple[type, list[Any]]] | None:
+    """Per field of ``CommandSchema``, the Python type a valid value has and the schema's own
+    validators, when the schema is what ``_command_body_ok`` assumes (fields ``type``, ``id``
+    and ``expected_version``, unknown fields included, ``type`` a required string, ``id`` a
+    string, ``expected_version`` a strict integer); None (no fast path) if it has changed."""
+    schema = schemas.CommandSchema()
+    expected = {"type": ma.fields.String, "id": ma.fields.String,
+                "expected_version": ma.fields.Integer}  # fmt: skip
+    if set(schema.fields) != set(expected) or schema.unknown != ma.INCLUDE:
+        return None
+    out: dict[str, tuple[type, list[Any]]] = {}
+    for name, field in schema.fields.items():
+        if type(field) is not expected[name] or field.data_key is not None or field.allow_none:
+            return None
+        if (name == "type") != bool(field.required):
+            return None
+        if isinstance(field, ma.fields.Integer) and not field.strict:
+            return None
+        out[name] = (str if expected[name] is ma.fields.String else int, list(field.validators))
+    return out
+
+
+_FAST_FIELDS = _command_fast_check()
+# Keyed by the decorators' schema instances, which live as long as the routes.
+_EMPTY_QUERY: dict[ma.Schema, bool] = {}
+
+
+def _empty_query_loads_empty(schema: ma.Schema) -> bool:
+    """Whether the query schema loads an empty query as ``{}`` (no defaults, nothing required,
+    its schema checks pass): then an empty query string needs no parsing."""
+    known = _EMPTY_QUERY.get(schema)
+    if known is None:
+        try:
+            known = schema.load({}) == {}
+        except ma.ValidationError:
+            known = False
+        _EMPTY_QUERY[schema] = known
+    return known
+
+
+def _command_body_ok(value: Any) -> bool:
+    """Whether ``CommandSchema`` would return ``value`` as it is: an object whose ``type``
+    (required), ``id`` and ``expected_version`` are of the exact Python type the schema loads
+    and pass its own validators. Anything else (a bool for an integer, a missing ``type``...)
+    goes through the schema, whose refusal is then the answer."""
+    if _FAST_FIELDS is None or type(value) is not dict or "type" not in value:
+        return False
+    for name, (kind, validators) in _FAST_FIELDS.items():
+        if name not in value:
+            continue
+        item = value[name]
+        if type(item) is not kind:
+            return False
+        try:
+            for check in validators:
+                if check(item) is False:
+                    return False
+        except ma.ValidationError:
+            return False
+    return True
+
+
+_DEFAULT_UNKNOWN = webargs_core._UNKNOWN_DEFAULT_PARAM  # "the schema's own" (webargs' default)
 MAX_DEPTH = 32  # no command, seat or option of any game nests deeper
 
 
@@ -173,8 +264,8 @@ class GameTypes(MethodView):
     @blp.response(200, schemas.GameTypesSchema)
     def get(self) -> Any:
         """Per game: name, title, seat limits, options (JSON Schema with defaults), each
-        command's JSON Schema with an example an engine listed, and the view's fields."""
-        return {"game_types": catalogue.catalogue()}
+        command's JSON Schema with an example an engine listed, and the view's JSON Schema."""
+        return {"game_types": [view_schemas.catalogue_entry(e) for e in catalogue.catalogue()]}
 
 
 @blp.route("/v1/game-types/<name>")
@@ -186,7 +277,7 @@ class GameType(MethodView):
         """The catalogue entry of one game (404 for an unknown one)."""
         for entry in catalogue.catalogue():
             if entry["name"] == name:
-                return entry
+                return view_schemas.catalogue_entry(entry)
         raise Problem(404, "http/not_found", f"no game type {name!r}", title="Not Found")
 
 
@@ -225,14 +316,7 @@ class Games(MethodView):
         return _idempotent("create", key, body, lambda: self._create(body))
 
     def _create(self, body: dict[str, Any]) -> Any:
-        token = auth.bearer()
-        if token is not None and not (auth.is_organizer(token) or auth.is_auditor(token)):
-            # A token means something only if it is a key: a seat token of another game, or a
-            # typo, would otherwise be ignored silently.
-            raise Problem(
-                401, "auth/invalid_token", "creating a game takes no token but an organizer key",
-                title="Unauthorized",
-            )  # fmt: skip
+        token = _no_token_or_a_key("creating a game")
         options = body.get("options") or {}
         if ("seed" in body or "deal" in options) and not auth.is_organizer(token):
             raise Problem(
@@ -457,11 +541,13 @@ class Join(MethodView):
         content_type="application/problem+json",
         description="`seat/taken`: someone joined first (of two joins at once, one wins)",
     )
+    @blp.doc(security=SECURITY_OPTIONAL)  # no token; a key is accepted, any other is a 401
     def post(self, body: dict[str, Any], game_id: str, seat: int) -> Any:
         """Join an open seat (no token needed): answers the seat and its secret token. The
         game is dealt when its last open seat is taken (and, for contributed fairness, every
         client seed is in: send yours here as `client_seed`)."""
         limits_guard.check("join")
+        _no_token_or_a_key("joining")
         app = application()
         game_type = _read(queries.game_type, app, game_id)
         token = secrets.token_urlsafe(24)
@@ -515,7 +601,10 @@ class CommandStatus(MethodView):
         app = application()
         caller = auth.caller_for(app, game_id)
         if caller.role not in (auth.SEAT, auth.AUDITOR):
-            raise Problem(401, "auth/seat_required", "send a seat token", title="Unauthorized")
+            # No token: authenticate (401); an organizer key is valid but not a seat (403).
+            status = 401 if caller.role == auth.SPECTATOR else 403
+            raise Problem(status, "auth/seat_required", "send a seat token",
+                          title="Unauthorized" if status == 401 else "Forbidden")  # fmt: skip
         # A seat's own command first, by the id it sent; never another seat's (its rejection
         # could name the card it tried: not yours to read, nor to know of).
         candidates = [command_id]
@@ -749,6 +838,18 @@ def _decided(
     if outcome["status"] != "accepted":
         raise _outcome_problem(outcome)
     return outcome, seat_view
+
+
+def _no_token_or_a_key(what: str) -> str | None:
+    """The bearer token of a call that needs none: None, or a key. Any other token is a 401: a
+    seat token of another game, or a typo, would otherwise be ignored silently."""
+    token = auth.bearer()
+    if token is not None and not (auth.is_organizer(token) or auth.is_auditor(token)):
+        raise Problem(
+            401, "auth/invalid_token", f"{what} takes no token but an organizer key",
+            title="Unauthorized",
+        )  # fmt: skip
+    return token
 
 
 def _token_hash() -> str | None:

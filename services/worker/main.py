@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 
 from services.celery_client import make_dispatcher
@@ -17,7 +18,13 @@ def build_consumer(game_type: str, settings: Settings | None = None) -> StreamCo
     """A consumer for ``game_type`` on the application ``bootstrap`` builds (Redis, Celery)."""
     settings = settings or Settings.from_env()
     app = bootstrap(settings, dispatcher=make_dispatcher(settings))
-    return StreamConsumer(app.ports.client, app, game_type, shards=settings.shards)
+    # Leases: each shard read by one worker at a time, in order, with a warm cache.
+    # The supervisor names each worker slot: restarted, it takes back its own pending
+    # commands and leases at once instead of waiting for them to time out.
+    name = os.environ.get("TABLETOP_CONSUMER_NAME") or None
+    return StreamConsumer(
+        app.ports.client, app, game_type, shards=settings.shards, name=name, leases=True
+    )
 
 
 def run(game_type: str) -> None:

@@ -3,6 +3,13 @@
 Writes made inside ``RedisBatch`` go on one pipeline per thread and reach the server in one
 round trip when the block ends, so a worker's projections, outcome, reply, announcement and
 acknowledgement cost one round trip, as they did before the ports.
+
+On a Redis Cluster (``connect(url, cluster=True)``: redis-py's ``RedisCluster``) every port
+works the same; what differs is said where it happens: a pipeline is split by node and is not
+atomic, so the batch sends the announcements and the worker's acknowledgement after the
+writes (``RedisBatch``); a transaction (the tournament and rating folds) names keys of one
+slot only; pub/sub uses plain channels, which a cluster broadcasts to every node (the wheel's
+Redis 6.2 has no sharded pub/sub), so one pattern subscription on any node hears every game.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import redis
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
 from redis.typing import EncodableT, FieldT
 
 from shared import keys
@@ -31,6 +40,19 @@ WAIT_READ_MARGIN_S = 5.0
 WAIT_STEP_S = 4.0
 
 
+# Faults of Redis: the cluster client also raises RedisClusterException, which is not a
+# RedisError (no node reachable for a slot, the slot map unreadable while nodes restart).
+REDIS_ERRORS: tuple[type[Exception], ...] = (redis.RedisError, RedisClusterException)
+
+# What the adapters run on: one server's client or the cluster's (``connect`` gives either).
+Client = redis.Redis | RedisCluster
+
+
+def is_cluster(client: object) -> bool:
+    """Whether ``client`` is redis-py's cluster client."""
+    return isinstance(client, RedisCluster)
+
+
 def _text(value: object) -> str:
     """A reply of a client without ``decode_responses`` (bytes) as text."""
     if isinstance(value, bytes):
@@ -41,15 +63,35 @@ def _text(value: object) -> str:
 
 
 class RedisBatch:
-    """Collects the writes of one thread's block on a pipeline."""
+    """Collects the writes of one thread's block on a pipeline.
 
-    def __init__(self, client: redis.Redis) -> None:
+    On one server the block is one pipeline, in order: the writes, the announcements, then
+    ``extra`` (the worker's acknowledgement). A cluster pipeline is split by node and refuses
+    PUBLISH, so there the block runs in three steps that keep that order: the writes (one
+    round trip per node), the announcements, then ``extra`` on a pipeline of its own. Were the
+    acknowledgement in the first step, its node could apply it while a crash kept the
+    projections' node from getting them: a command acknowledged, never redelivered, and its
+    projections stale; and a feed woken before the projections land would read the old view.
+    """
+
+    def __init__(self, client: Client) -> None:
         self.client = client
+        self.cluster = is_cluster(client)
         self._local = threading.local()
 
     def writer(self) -> Any:
         """The pipeline of the open block, else the client itself."""
         return getattr(self._local, "pipe", None) or self.client
+
+    def publish(self, channel: str, message: str) -> None:
+        """PUBLISH with the open block's writes (after them on a cluster), else at once."""
+        pipe = getattr(self._local, "pipe", None)
+        if pipe is None:
+            self.client.publish(channel, message)
+        elif self.cluster:
+            self._local.published.append((channel, message))
+        else:
+            pipe.publish(channel, message)
 
     @contextmanager
     def __call__(self, extra: Callable[[Any], None] | None = None) -> Iterator[None]:
@@ -57,28 +99,50 @@ class RedisBatch:
         if getattr(self._local, "pipe", None) is not None:  # nested: the outer block writes
             yield
             if extra is not None:
-                extra(self._local.pipe)
+                self._add_extra(extra)
             return
         pipe = self.client.pipeline(transaction=False)
         self._local.pipe = pipe
+        self._local.published = []
+        self._local.extras = []
         try:
             yield
             if extra is not None:
-                extra(pipe)
+                self._add_extra(extra)
         finally:
             self._local.pipe = None
+        published: list[tuple[str, str]] = self._local.published
+        extras: list[Callable[[Any], None]] = self._local.extras
+        self._local.published, self._local.extras = [], []
         pipe.execute()
+        if not self.cluster:
+            return
+        for channel, message in published:
+            self.client.publish(channel, message)
+        if extras:
+            last = self.client.pipeline(transaction=False)
+            for add in extras:
+                add(last)
+            last.execute()
+
+    def _add_extra(self, extra: Callable[[Any], None]) -> None:
+        if self.cluster:
+            self._local.extras.append(extra)  # after the writes and announcements: see above
+        else:
+            extra(self._local.pipe)
 
 
 class RedisDirectory:
     """``GameDirectory`` on ``game:{id}:meta``, ``games:all``, ``games:finished``,
     ``results:games``."""
 
-    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+    def __init__(self, client: Client, batch: RedisBatch) -> None:
         self._r, self._batch = client, batch
 
     def register(self, entry: GameEntry, created_epoch: float) -> None:
-        """See ``GameDirectory.register``."""
+        """See ``GameDirectory.register``. On a cluster the meta hash and the index are on
+        two nodes, and a cluster pipeline keeps no order between nodes: the hash is written
+        first, so a listed game always has its entry."""
         pipe = self._r.pipeline(transaction=False)
         pipe.hset(
             keys.meta(entry.game_id),
@@ -91,6 +155,8 @@ class RedisDirectory:
                 "lobby": "1" if entry.lobby else "0",
             },
         )
+        if self._batch.cluster:
+            pipe.execute()
         pipe.zadd(keys.GAMES, {entry.game_id: created_epoch})
         pipe.execute()
 
@@ -140,7 +206,7 @@ class RedisDirectory:
 class RedisReadModels:
     """``ReadModels`` on ``game:{id}:view:<seat>`` and ``game:{id}:public``."""
 
-    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+    def __init__(self, client: Client, batch: RedisBatch) -> None:
         self._r, self._batch = client, batch
 
     def write(self, game_id: str, seat_views: Sequence[str], public: str) -> None:
@@ -158,9 +224,9 @@ class RedisReadModels:
 
 
 class RedisCommandBus:
-    """``CommandBus`` on ``cmd:<type>:<shard>`` streams and per-command result/reply keys."""
+    """``CommandBus`` on ``cmd:{<type>}:<shard>`` streams and per-command result/reply keys."""
 
-    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+    def __init__(self, client: Client, batch: RedisBatch) -> None:
         self._r, self._batch = client, batch
 
     def put(
@@ -239,15 +305,16 @@ class RedisCommandBus:
 class RedisNotifier:
     """``Notifier`` on the pub/sub channel ``game:{id}:notify``."""
 
-    def __init__(self, client: redis.Redis, batch: RedisBatch) -> None:
+    def __init__(self, client: Client, batch: RedisBatch) -> None:
         self._r, self._batch = client, batch
 
     def announce(self, game_id: str, version: int) -> None:
         """See ``Notifier.announce``."""
-        self._batch.writer().publish(keys.notify(game_id), str(version))
+        self._batch.publish(keys.notify(game_id), str(version))
 
     def subscribe_all(self) -> RedisAllSubscription:
-        """See ``Notifier.subscribe_all``."""
+        """See ``Notifier.subscribe_all``. On a cluster the connection is to the node of the
+        pattern's slot; any node will do, since PUBLISH reaches every node."""
         pubsub = self._r.pubsub(ignore_subscribe_messages=True)
         pubsub.psubscribe(keys.NOTIFY_PATTERN)
         return RedisAllSubscription(pubsub)
@@ -325,7 +392,7 @@ class RedisClock(SystemClock):
     return due
     """
 
-    def __init__(self, client: redis.Redis, batch: RedisBatch | None = None) -> None:
+    def __init__(self, client: Client, batch: RedisBatch | None = None) -> None:
         super().__init__()
         self._r = client
         self._batch = batch
@@ -347,10 +414,15 @@ class RedisClock(SystemClock):
 
     def _sync(self) -> None:
         try:
+            # On a cluster TIME goes to any node: ask the one whose clock the claim script
+            # reads (looked up each time: a failover moves the slot).
+            where = {}
+            if isinstance(self._r, RedisCluster):
+                where["target_nodes"] = self._r.get_node_from_key(keys.DEADLINES)
             before = time.time()
-            seconds, micros = self._r.time()
+            seconds, micros = self._r.time(**where)
             after = time.time()
-        except redis.RedisError:
+        except REDIS_ERRORS:
             return  # keep the last offset; the next reading tries again
         self._offset = seconds + micros / 1e6 - (before + after) / 2
         self._synced = time.monotonic()
@@ -382,15 +454,18 @@ class RedisTournaments:
     """``TournamentStore`` on ``tournament:{id}`` (hash), ``tournament:{id}:folded``
     (bitmap) and ``tournaments:all``; ``fold`` is an optimistic transaction (WATCH)."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: Client) -> None:
         self._r = client
 
     def create(
         self, tournament_id: str, plan: Mapping[str, Any], tally: Mapping[str, Any], at: str,
         epoch: float,
     ) -> None:  # fmt: skip
-        """See ``TournamentStore.create``."""
-        pipe = self._r.pipeline(transaction=True)
+        """See ``TournamentStore.create``. On a cluster the hash and the index are in two
+        slots, which no transaction spans: the hash is written first, so a listed id is
+        always readable."""
+        cluster = is_cluster(self._r)
+        pipe = self._r.pipeline(transaction=not cluster)
         pipe.hset(
             keys.tournament(tournament_id),
             mapping={
@@ -401,6 +476,8 @@ class RedisTournaments:
                 "cancelled": "0",
             },
         )
+        if cluster:
+            pipe.execute()
         pipe.zadd(keys.TOURNAMENTS, {tournament_id: epoch})
         pipe.execute()
 
@@ -455,7 +532,9 @@ class RedisTournaments:
         indexes = list(updates)
         if not indexes:
             return []
-        with self._r.pipeline() as pipe:
+        # transaction=True: a cluster pipeline is not transactional unless asked, and refuses
+        # WATCH then; both keys share the tag, so the transaction stays in one slot.
+        with self._r.pipeline(transaction=True) as pipe:
             while True:
                 try:
                     pipe.watch(key, bits)
@@ -487,7 +566,7 @@ class RedisTournaments:
 class RedisRatings:
     """``RatingBoard`` on ``ratings:{game}`` (hash) and ``ratings:{game}:rated`` (set)."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: Client) -> None:
         self._r = client
 
     def rate(
@@ -498,7 +577,9 @@ class RedisRatings:
         ids = list(updates)
         if not ids:
             return []
-        with self._r.pipeline() as pipe:
+        # transaction=True: a cluster pipeline is not transactional unless asked, and refuses
+        # WATCH then; both keys share the tag, so the transaction stays in one slot.
+        with self._r.pipeline(transaction=True) as pipe:
             while True:
                 try:
                     pipe.watch(key, rated)
@@ -529,7 +610,7 @@ class RedisRatings:
 class RedisIdempotency:
     """``IdempotencyStore`` on ``idem:<key>`` strings (JSON) that expire."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: Client) -> None:
         self._r = client
 
     def claim(self, key: str, fingerprint: str, ttl: int) -> dict[str, Any] | None:
@@ -552,17 +633,29 @@ class RedisIdempotency:
 MAX_CONNECTIONS = 1000  # per process; a request past it waits for one (it does not fail)
 
 
-def connect(url: str) -> redis.Redis:
+def connect(url: str, *, cluster: bool = False) -> Client:
     """A client for the Redis at ``url`` (no connection is made until the first command). Its
     pool blocks when all ``MAX_CONNECTIONS`` are busy (thousands of live feeds and waiting
     clients in one gevent worker) rather than failing: redis-py's own default refuses the
-    101st concurrent command."""
+    101st concurrent command.
+
+    ``cluster`` (``TABLETOP_REDIS_CLUSTER=1``): ``url`` names any node of a Redis Cluster and
+    the client is redis-py's ``RedisCluster``, with the same blocking pool per node. It reads
+    the slot map at once, so an unreachable cluster fails here (the supervisor restarts the
+    process), and follows MOVED/ASK redirections after a resharding or a failover."""
+    if cluster:
+        return RedisCluster.from_url(
+            url,
+            connection_pool_class=redis.BlockingConnectionPool,
+            max_connections=MAX_CONNECTIONS,
+            timeout=30,
+        )
     pool = redis.BlockingConnectionPool.from_url(url, max_connections=MAX_CONNECTIONS, timeout=30)
     return redis.Redis(connection_pool=pool)
 
 
 def redis_ports(
-    client: redis.Redis, *, dispatcher: BotDispatcher | None = None, shards: int = 1
+    client: Client, *, dispatcher: BotDispatcher | None = None, shards: int = 1
 ) -> Ports:
     """Every port on one Redis client."""
     batch = RedisBatch(client)

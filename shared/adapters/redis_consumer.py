@@ -25,6 +25,8 @@ import redis
 
 from shared import keys, logs
 from shared.adapters import metrics
+from shared.adapters.redis import REDIS_ERRORS, Client, is_cluster
+from shared.adapters.shard_leases import RENEW_S, ShardLeases, live_workers
 from shared.app import handlers
 from shared.app.context import App
 from shared.app.messages import CommandMessage
@@ -43,33 +45,45 @@ HEARTBEAT_EVERY_S = 1.0
 HEARTBEAT_KEEP_S = 3600.0  # entries older than this are pruned
 
 
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def heartbeat_key(game_type: str) -> str:
     """The sorted set of ``game_type``'s consumers by the time they last polled."""
     return f"workers:seen:{game_type}"
 
 
 class StreamConsumer:
-    """Reads ``cmd:<game_type>:<shard>`` for every shard as one consumer of group ``workers``."""
+    """Reads ``cmd:{<game_type>}:<shard>`` for every shard as one consumer of group
+    ``workers`` (one XREADGROUP for all: the streams share the game type's hash tag, so on a
+    cluster they are in one slot)."""
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         app: App,
         game_type: str,
         *,
         shards: int = 1,
         name: str | None = None,
         batch: int = 64,
+        leases: bool = False,
     ) -> None:
         self.r = client
         self.app = app
         self.game_type = game_type
+        self.shards = shards
         self.streams = [keys.command_stream(game_type, s) for s in range(shards)]
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.batch = batch
         self.stop_event = threading.Event()
         self.failed = 0  # messages of this consumer left pending by a failure
         self._next_beat = 0.0
+        # With leases each shard is read by one worker at a time (shared/adapters/
+        # shard_leases.py); without, every worker of the group reads every shard.
+        self.leases = ShardLeases(client, game_type, shards, self.name) if leases else None
+        self._next_balance = 0.0
 
     def ensure_groups(self) -> None:
         """Create the consumer group on every stream (idempotent)."""
@@ -79,6 +93,27 @@ class StreamConsumer:
             except redis.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
+        self._adopt_legacy_streams()
+
+    def _adopt_legacy_streams(self) -> None:
+        """On a single server, also read the streams named before the hash tag
+        (``cmd:<type>:<shard>``) that an older worker's group still reads: commands an older
+        gateway queued across an upgrade are decided, not stranded. Only a stream with the
+        group: creating one would replay every command it ever held. (A cluster deployment
+        never had them, and could not read them with the others in one XREADGROUP.)"""
+        if is_cluster(self.r):
+            return
+        for shard in range(self.shards):
+            old = keys.legacy_command_stream(self.game_type, shard)
+            if old in self.streams:
+                continue
+            try:
+                groups = self.r.xinfo_groups(old)
+            except redis.ResponseError:  # no such stream: nothing to drain
+                continue
+            if any(_text(row.get("name")) == GROUP for row in groups):
+                log.info("also draining %s (named before the hash tag)", old)
+                self.streams.append(old)
 
     def recover(self) -> int:
         """Re-handle this consumer's own pending messages, then claim long-idle ones of others."""
@@ -97,7 +132,7 @@ class StreamConsumer:
         """Take over messages another consumer read but did not acknowledge for
         ``CLAIM_IDLE_MS`` (it died), and handle them."""
         done = 0
-        for stream in self.streams:
+        for stream in self.active_streams():
             start = "0-0"
             while True:
                 start, claimed, *_ = self.r.xautoclaim(
@@ -124,10 +159,58 @@ class StreamConsumer:
     def poll_once(self, block_ms: int = 1000) -> int:
         """Handle one batch of new messages; returns how many."""
         self.beat()
+        done = self._balance() if self.leases is not None else 0
+        streams = self.active_streams()
+        if not streams:  # a standby: every shard is held by another worker
+            self.stop_event.wait(min(block_ms / 1000, RENEW_S))
+            return done
+        # Not longer than a renewal: a lease must be renewed before it runs out.
+        block = block_ms if self.leases is None else min(block_ms, int(RENEW_S * 1000))
         rows = self.r.xreadgroup(
-            GROUP, self.name, {s: ">" for s in self.streams}, count=self.batch, block=block_ms
+            GROUP, self.name, {s: ">" for s in streams}, count=self.batch, block=block
         )
-        return self._handle_rows(rows or [])
+        return done + self._handle_rows(rows or [])
+
+    def active_streams(self) -> list[str]:
+        """The streams this consumer reads now: all of them, or those of the shards it holds
+        (and any stream named before the hash tag, drained by every worker)."""
+        if self.leases is None:
+            return self.streams
+        owned = [keys.command_stream(self.game_type, s) for s in sorted(self.leases.owned)]
+        legacy = self.streams[self.shards :]
+        return owned + legacy
+
+    def _balance(self) -> int:
+        """Renew, take and give back shard leases (every ``RENEW_S``); a shard just taken has
+        its pending messages (its last owner's, unacknowledged) claimed and handled first, in
+        order. Returns how many were handled."""
+        assert self.leases is not None
+        now = time.monotonic()
+        if now < self._next_balance:
+            return 0
+        self._next_balance = now + RENEW_S
+        live = live_workers(self.r, heartbeat_key(self.game_type))
+        gained, lost = self.leases.balance(live)
+        if gained or lost:
+            log.info("worker %s holds shards %s", self.name, sorted(self.leases.owned))
+        done = 0
+        for shard in gained:
+            done += self._claim_all(keys.command_stream(self.game_type, shard))
+        return done
+
+    def _claim_all(self, stream: str) -> int:
+        """Take every pending message of ``stream`` (whoever read it) and handle them in the
+        stream's order."""
+        claimed: list[Any] = []
+        start = "0-0"
+        while True:
+            start, rows, *_ = self.r.xautoclaim(
+                stream, GROUP, self.name, 0, start_id=start, count=100
+            )
+            claimed += rows
+            if not rows or start in (b"0-0", "0-0"):
+                break
+        return self._handle_rows([(stream, claimed)]) if claimed else 0
 
     def run(self) -> None:
         """Loop until ``stop_event`` is set."""
@@ -146,12 +229,18 @@ class StreamConsumer:
                 if now >= next_claim:
                     self.claim_stale()
                     next_claim = now + CLAIM_EVERY_S
-            except redis.RedisError as exc:
+            except REDIS_ERRORS as exc:
                 log.warning("redis unavailable (%s); retrying", exc)
                 self.failed += 1
                 self.stop_event.wait(1.0)
         # A stop (SIGTERM) is only looked at between batches: every message read was decided
-        # and acknowledged above, so nothing waits for CLAIM_IDLE_MS to be taken over.
+        # and acknowledged above, so nothing waits for CLAIM_IDLE_MS to be taken over, and
+        # the leases go back at once: another worker need not wait for them to run out.
+        if self.leases is not None:
+            try:
+                self.leases.release()
+            except REDIS_ERRORS as exc:
+                log.warning("could not give the shard leases back: %s", exc)
         self.leave_group()
         log.info("worker %s stopped", self.name)
 
@@ -200,7 +289,7 @@ class StreamConsumer:
         try:
             decided = handlers.decide_command(self.app, message, ack=ack)
             outcome = str(decided.get("status", "accepted"))
-        except redis.RedisError as exc:
+        except REDIS_ERRORS as exc:
             # Transient: the message stays pending and is tried again; the store's dedupe
             # makes that safe whether or not the append happened.
             outcome = "retry"

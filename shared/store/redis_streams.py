@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import orjson
 import redis
+from redis.cluster import RedisCluster
 
 from shared import keys
 from shared.events import GENESIS_HASH, Envelope
@@ -44,9 +45,11 @@ return {'ok', tostring(last)}
 
 
 class RedisEventStore:
-    """``EventStore`` on a Redis server (or cluster: all keys of a game share a hash tag)."""
+    """``EventStore`` on a Redis server, or a cluster: the script's three keys share the
+    game's hash tag ``{id}``, so it runs on the one node of that slot (redis-py routes EVALSHA
+    by its first key and loads the script on every node when one lacks it)."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis | RedisCluster) -> None:
         self._r = client
         self._append = client.register_script(APPEND_LUA)
 

@@ -3,60 +3,25 @@ a full Fox game against the random bot over HTTP, and bots-only Skye and Skull g
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
 import pytest
 import requests
 
-from shared.redis_server import free_port
+from tests.e2e.stack import start_stack
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    # A test client plays as fast as the stack answers: far past a person's 20 commands a
-    # second (the limits themselves are tested in tests/integration/test_rate_limits.py).
-    env.update(
-        TABLETOP_ORGANIZER_KEYS="org-e2e",
-        TABLETOP_AUDITOR_KEYS="aud-e2e",
-        TABLETOP_RATE_COMMAND="1000/second",
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "run", "--port", str(port)],
-        env=env,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # Its own data directory: ./run/redis is a `make run`'s (locked while that one runs).
+    stack = start_stack(tmp_path_factory.mktemp("stack"))
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, "tabletop run exited"
-            try:
-                if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                time.sleep(0.2)
-        else:
-            pytest.fail("the stack did not come up")
-        yield url
+        yield stack.url
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(30)
-        # Whatever of the group outlived `tabletop run` (once, an idle gunicorn master did)
-        # must not outlive the test.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        stack.stop()
 
 
 def test_full_fox_game_against_the_random_bot_over_http(base_url: str) -> None:
@@ -103,6 +68,7 @@ def test_full_fox_game_against_the_random_bot_over_http(base_url: str) -> None:
         headers={**auth, "Prefer": "wait=5"},
     )
     assert bad.status_code == 409 and bad.json()["code"] == "game/over"
+    s.close()  # an idle keep-alive connection would hold gunicorn's graceful stop for 10 s
 
 
 @pytest.mark.parametrize(("game", "seats"), [("skye", 4), ("skull", 4)])

@@ -38,6 +38,7 @@ def test_celery_serves_bot_and_task_metrics_and_logs_json(
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
+        "TABLETOP_SHARDS": "1",  # as the test's own app: the bot's command on stream 0
         "TABLETOP_METRICS_PORT": str(port),
         "TABLETOP_LOG_FORMAT": "json",
         "TABLETOP_CELERY_METRICS_DIR": str(tmp_path / "metrics"),

@@ -44,10 +44,10 @@ def test_metrics_report_commands_routes_and_streams(stack: Stack) -> None:
     assert _sample(text, 'tabletop_commands_total{game="fox",outcome="accepted"}') >= 1
     assert _sample(text, 'tabletop_decide_duration_seconds_count{game="fox"}') >= 1
     # Read from Redis at scrape time: the command was delivered and acknowledged.
-    assert _sample(text, 'tabletop_stream_length{stream="cmd:fox:0"}') >= 1
-    assert _sample(text, 'tabletop_stream_pending{stream="cmd:fox:0"}') == 0
-    assert _sample(text, 'tabletop_stream_lag{stream="cmd:fox:0"}') == 0
-    assert _sample(text, 'tabletop_stream_consumers{stream="cmd:fox:0"}') >= 1
+    assert _sample(text, 'tabletop_stream_length{stream="cmd:{fox}:0"}') >= 1
+    assert _sample(text, 'tabletop_stream_pending{stream="cmd:{fox}:0"}') == 0
+    assert _sample(text, 'tabletop_stream_lag{stream="cmd:{fox}:0"}') == 0
+    assert _sample(text, 'tabletop_stream_consumers{stream="cmd:{fox}:0"}') >= 1
     assert _sample(text, "tabletop_stream_scrape_ok") == 1
 
 

@@ -1,0 +1,418 @@
+"""The contract parts of the OpenAPI document that no marshmallow schema says: per-game command
+and view components with examples, operation ids, links from a created game to the operations on
+it (so that a client generator names the calls, and a stateful fuzzer reaches real games), and
+examples of the requests a new client sends first.
+
+``install`` runs on the generated document once every blueprint is registered (``create_app``);
+it only adds to it and replaces the open-ended ``View`` schema with one of the per-game views.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from apispec import APISpec
+
+from services.gateway import schemas, view_schemas
+from shared.app import bots, catalogue
+
+Schema = dict[str, Any]
+REF = view_schemas.REF
+
+# (method, path) -> operationId: what generated clients call each operation.
+OPERATION_IDS = {
+    ("get", "/healthz"): "getHealth",
+    ("get", "/v1/game-types"): "listGameTypes",
+    ("get", "/v1/game-types/{name}"): "getGameType",
+    ("get", "/v1/games"): "listGames",
+    ("post", "/v1/games"): "createGame",
+    ("get", "/v1/games/{game_id}"): "getGame",
+    ("post", "/v1/games/{game_id}/commands"): "sendCommand",
+    ("get", "/v1/games/{game_id}/commands/{command_id}"): "getCommand",
+    ("get", "/v1/games/{game_id}/events"): "getEvents",
+    ("get", "/v1/games/{game_id}/feed"): "getFeed",
+    ("get", "/v1/games/{game_id}/export"): "exportGame",
+    ("get", "/v1/games/{game_id}/audit"): "auditGame",
+    ("get", "/v1/games/{game_id}/suggestion"): "getSuggestion",
+    ("post", "/v1/games/{game_id}/seats/{seat}/join"): "joinSeat",
+    ("post", "/v1/games/{game_id}/seats/{seat}/leave"): "leaveSeat",
+    ("post", "/v1/games/{game_id}/seats/{seat}/entropy"): "sendEntropy",
+    ("get", "/v1/ratings"): "getRatings",
+    ("get", "/v1/tournaments"): "listTournaments",
+    ("post", "/v1/tournaments"): "createTournament",
+    ("get", "/v1/tournaments/{tournament_id}"): "getTournament",
+    ("delete", "/v1/tournaments/{tournament_id}"): "cancelTournament",
+}
+
+GAME_ID = "$response.body#/id"
+# (method, path, status) -> link name -> link. Each names its target by operationId and says
+# where the target's parameters come from in this response (or request).
+LINKS: dict[tuple[str, str, str], dict[str, Schema]] = {
+    ("post", "/v1/games", "201"): {
+        "GetGame": {"operationId": "getGame", "parameters": {"game_id": GAME_ID},
+                    "description": "the new game's view (send a seat token for its seat's)"},
+        "SendCommand": {"operationId": "sendCommand", "parameters": {"game_id": GAME_ID},
+                        "description": "play: send a command with a seat token from `tokens`"},
+        "GetEvents": {"operationId": "getEvents", "parameters": {"game_id": GAME_ID}},
+        "GetFeed": {"operationId": "getFeed", "parameters": {"game_id": GAME_ID},
+                    "description": "follow the game live"},
+        "GetSuggestion": {"operationId": "getSuggestion", "parameters": {"game_id": GAME_ID}},
+        "JoinSeat": {"operationId": "joinSeat", "parameters": {"game_id": GAME_ID, "seat": 1},
+                     "description": "take an open seat (when the game was created with one)"},
+        "AuditGame": {"operationId": "auditGame", "parameters": {"game_id": GAME_ID}},
+        "ExportGame": {"operationId": "exportGame", "parameters": {"game_id": GAME_ID}},
+    },
+    ("get", "/v1/games", "200"): {
+        "GetListedGame": {"operationId": "getGame",
+                          "parameters": {"game_id": "$response.body#/games/0/id"}},
+        "JoinListedGame": {"operationId": "joinSeat",
+                           "parameters": {"game_id": "$response.body#/games/0/id", "seat": 1}},
+    },
+    ("get", "/v1/games/{game_id}", "200"): {
+        "PlayALegalCommand": {
+            "operationId": "sendCommand",
+            "parameters": {"game_id": GAME_ID},
+            "requestBody": "$response.body#/legal_commands/0",
+            # The command as the view lists it, not mixed into a generated body.
+            "x-schemathesis": {"merge_body": False},
+            "description": "send one of the view's `legal_commands` as it is (same token)",
+        },
+        "AskForAHint": {"operationId": "getSuggestion", "parameters": {"game_id": GAME_ID}},
+        "EventsSinceTheView": {
+            "operationId": "getEvents",
+            "parameters": {"game_id": GAME_ID, "after": "$response.body#/version"},
+        },
+        "FollowFromTheView": {
+            "operationId": "getFeed",
+            "parameters": {"game_id": GAME_ID, "after": "$response.body#/version"},
+        },
+    },
+    ("post", "/v1/games/{game_id}/commands", "202"): {
+        "GetCommandOutcome": {
+            "operationId": "getCommand",
+            "parameters": {"game_id": "$request.path.game_id",
+                           "command_id": "$response.body#/command_id"},
+        },  # fmt: skip
+    },
+    ("post", "/v1/games/{game_id}/commands", "200"): {
+        "PlayOnFromTheNewView": {
+            "operationId": "sendCommand",
+            "parameters": {"game_id": "$request.path.game_id"},
+            "requestBody": "$response.body#/legal_commands/0",
+            "x-schemathesis": {"merge_body": False},
+            "description": "when still to act: the next of the new view's `legal_commands`",
+        },
+        "GetGameAfterTheCommand": {"operationId": "getGame",
+                                   "parameters": {"game_id": "$request.path.game_id"}},
+        "GetCommandAccepted": {
+            "operationId": "getCommand",
+            "parameters": {"game_id": "$request.path.game_id",
+                           "command_id": "$response.body#/command/command_id"},
+        },  # fmt: skip
+    },
+    ("post", "/v1/games/{game_id}/seats/{seat}/join", "200"): {
+        "GetJoinedGame": {"operationId": "getGame",
+                          "parameters": {"game_id": "$request.path.game_id"},
+                          "description": "with the `token` answered"},
+        "LeaveTheSeat": {"operationId": "leaveSeat",
+                         "parameters": {"game_id": "$request.path.game_id",
+                                        "seat": "$response.body#/seat"}},
+    },
+    ("post", "/v1/games/{game_id}/seats/{seat}/leave", "200"): {
+        "JoinAgain": {"operationId": "joinSeat",
+                      "parameters": {"game_id": GAME_ID, "seat": "$request.path.seat"}},
+    },
+    ("get", "/v1/game-types", "200"): {
+        "GetFirstGameType": {"operationId": "getGameType",
+                             "parameters": {"name": "$response.body#/game_types/0/name"}},
+    },
+    ("post", "/v1/tournaments", "201"): {
+        "GetTournament": {"operationId": "getTournament",
+                          "parameters": {"tournament_id": GAME_ID}},
+        "CancelTournament": {"operationId": "cancelTournament",
+                             "parameters": {"tournament_id": GAME_ID}},
+    },
+}  # fmt: skip
+
+CREATE_EXAMPLES = {
+    "fox": {
+        "summary": "The Fox in the Forest: two players (a token for each)",
+        "value": {"game": "fox", "seats": [{"name": "ana"}, {"name": "bob"}]},
+    },
+    "skull-lobby": {
+        "summary": "Skull in the lobby: you, two open seats to join, and a bot",
+        "value": {
+            "game": "skull",
+            "options": {"next_starter": "english"},
+            "seats": [{"name": "ana"}, {"open": True}, {"open": True}, {"bot": "heuristic"}],
+        },
+    },
+    "skye-bots": {
+        "summary": "Isle of Skye against two bots, unlisted",
+        "value": {
+            "game": "skye",
+            "listed": False,
+            "seats": [{"name": "ana"}, {"bot": "heuristic"}, {"bot": "ismcts", "budget_ms": 200}],
+        },
+    },
+}
+
+
+def install(spec: APISpec) -> None:
+    """Add the contract to ``spec`` (see the module's docstring)."""
+    registered = spec.components.schemas  # apispec keeps the component dicts here
+    if "Seat" in registered:
+        registered["Seat"] = _seat_shapes(registered["Seat"])
+    if "CreateGame" in registered:
+        registered.update(_create_per_game(registered["CreateGame"]))
+    commands = _command_components()
+    for name, schema in {**commands, **view_schemas.components()}.items():
+        registered[name] = schema  # replaces the open-ended View of schemas.ViewSchema
+    for holder in ("Created", "Joined"):
+        props = registered.get(holder, {}).get("properties", {})
+        if "view" in props:
+            # Null only if the view is not projected yet (a join answered before its view).
+            described = props["view"].get("description", "your view")
+            props["view"] = {"allOf": [{"$ref": REF + "View"}], "nullable": True,
+                             "description": described}  # fmt: skip
+    for path, operations in spec._paths.items():  # apispec keeps the registered paths here
+        for method, op in operations.items():
+            if not isinstance(op, dict) or method == "parameters":
+                continue
+            if _reads_a_malformed_request(method, path, op):
+                # A body that is not JSON, or a malformed `Prefer`, `Idempotency-Key` or
+                # `Last-Event-ID` header (`request/malformed`).
+                op.setdefault("responses", {}).setdefault(
+                    "400", spec.components.get_ref("response", "BAD_REQUEST")
+                )
+            operation_id = OPERATION_IDS.get((method, path))
+            if operation_id is not None:
+                op.setdefault("operationId", operation_id)
+            for status, response in op.get("responses", {}).items():
+                links = LINKS.get((method, path, status))
+                if links and isinstance(response, dict) and "$ref" not in response:
+                    response["links"] = copy.deepcopy(links)
+        _examples(path, operations, registered)
+
+
+def _reads_a_malformed_request(method: str, path: str, op: dict[str, Any]) -> bool:
+    headers = {p.get("name") for p in op.get("parameters", []) if isinstance(p, dict)}
+    return method == "post" or path.endswith("/feed") or bool(headers & {"Prefer"})
+
+
+def _examples(path: str, operations: dict[str, Any], registered: dict[str, Schema]) -> None:
+    views = view_schemas.examples()
+    if path == "/v1/games/{game_id}":
+        _content(operations["get"], "200")["examples"] = copy.deepcopy(views)
+    elif path == "/v1/games" and "post" in operations:
+        body = operations["post"].get("requestBody", {}).get("content", {})
+        if "application/json" in body:
+            body["application/json"]["examples"] = copy.deepcopy(CREATE_EXAMPLES)
+        _content(operations["post"], "201")["example"] = _created_example(views)
+    elif path == "/v1/games/{game_id}/commands" and "post" in operations:
+        content = operations["post"]["requestBody"]["content"]["application/json"]
+        content["schema"] = {
+            "anyOf": [{"$ref": view_schemas.command_ref(g)} for g in view_schemas.GAMES]
+            + [{"$ref": REF + "ContributeCommand"}]
+            + [
+                {"$ref": REF + name}
+                for name in _any_game_commands(content.get("schema", {}), registered)
+            ],
+            "description": "a command of the game's type (GET /v1/game-types lists them; the "
+            "view's `legal_commands` lists those you may send now)",
+        }
+        accepted = dict(views["fox-seat"]["value"])
+        accepted["command"] = {"command_id": "s1-a1b2", "status": "accepted", "events": 1}
+        _content(operations["post"], "200")["example"] = accepted
+
+
+def _any_game_commands(body: Schema, registered: dict[str, Schema]) -> list[str]:
+    """The commands of any game (``resign``...) among the variants ``routes`` documents, as
+    components (``ResignCommand``); the games' own are registered per game already."""
+    names = []
+    prefixes = tuple(f"{g} " for g in view_schemas.GAMES)
+    for variant in body.get("anyOf", []):
+        title = str(variant.get("title", ""))
+        if not title or title.startswith(prefixes):
+            continue
+        name = "".join(p.capitalize() for p in title.split("_")) + "Command"
+        schema = to_openapi30(copy.deepcopy(variant))
+        schema.setdefault("properties", {}).update(_envelope())
+        registered[name] = schema
+        names.append(name)
+    return names
+
+
+def _content(op: dict[str, Any], status: str) -> dict[str, Any]:
+    response = op["responses"][status]
+    content: dict[str, Any] = response["content"]["application/json"]
+    return content
+
+
+def _created_example(views: dict[str, Any]) -> dict[str, Any]:
+    public = views["fox-public"]["value"]
+    tokens = ["q1c5d6VfUu8bQ3o2kQmY1zkVvJ2hYt3A", "Zx8WcE0r5nDq1YbS2Lw7tPaK9mHj4Gf6"]
+    return {
+        "id": public["id"],
+        "game": "fox",
+        "version": public["version"],
+        "seats": [
+            {"seat": i, "name": s["name"], "token": tokens[i]}
+            for i, s in enumerate(public["seats"])
+        ],  # fmt: skip
+        "tokens": tokens,
+        "view": public,
+    }
+
+
+def _seat_shapes(seat: Schema) -> Schema:
+    """``Seat`` as one of its three shapes (a player, a bot with its settings, an open seat),
+    which marshmallow's flat schema (every field optional) cannot say."""
+    props = seat.get("properties", {})
+    shapes: list[Schema] = [
+        {"type": "object", "title": "a player", "required": ["name"],
+         "properties": {"name": props.get("name", {"type": "string"})},
+         "additionalProperties": False},
+        {"type": "object", "title": "an open seat (the lobby)", "required": ["open"],
+         "properties": {"open": {**props.get("open", {}), "type": "boolean", "enum": [True]}},
+         "additionalProperties": False},
+    ]  # fmt: skip
+    for kind in bots.BOTS.values():
+        properties: Schema = {"bot": {"type": "string", "enum": [kind.name],
+                                      "description": kind.description}}  # fmt: skip
+        for setting, (low, high) in kind.settings.items():
+            properties[setting] = {**props.get(setting, {}), "type": "integer",
+                                   "minimum": low, "maximum": high}  # fmt: skip
+        shape = {"type": "object", "title": f"a bot: {kind.name}", "required": ["bot"],
+                 "properties": properties, "additionalProperties": False}  # fmt: skip
+        if len(kind.one_of) > 1:
+            shape["description"] = f"give at most one of {' or '.join(kind.one_of)}"
+        shapes.append(shape)
+    return {
+        "description": "A seat: a player (`name`: the answer gives its secret token), a bot "
+        "(`bot`, with its settings) or an open seat anyone may join (`open`)",
+        "oneOf": shapes,
+        "example": {"name": "ana"},
+    }
+
+
+def _create_per_game(create: Schema) -> dict[str, Schema]:
+    """``CreateGame`` as one of a body per game (``CreateFoxGame``...): the game's name, its
+    seat limits and its options (the catalogue's) in place of any game, seats and options."""
+    out: dict[str, Schema] = {}
+    mapping: dict[str, str] = {}
+    for entry in catalogue.catalogue():
+        name = f"Create{entry['name'].capitalize()}Game"
+        body = copy.deepcopy(create)
+        props = body.setdefault("properties", {})
+        body["title"] = f"a game of {entry['title']}"
+        props["game"] = {"type": "string", "enum": [entry["name"]]}
+        props.setdefault("seats", {}).update(
+            minItems=entry["seats"]["min"], maxItems=entry["seats"]["max"]
+        )
+        props["options"] = to_openapi30(entry["options"])
+        out[name] = body
+        mapping[entry["name"]] = REF + name
+    out["CreateGame"] = {
+        "description": "Body of `POST /v1/games`: the game (see GET /v1/game-types), its seats "
+        "in order, its options",
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "game", "mapping": mapping},
+    }
+    return out
+
+
+def _command_components() -> dict[str, Schema]:
+    """Per game, one component per command (``FoxPlay``...) and ``FoxCommand``: one of them by
+    ``type``; and ``ContributeCommand`` (a client seed, in any game of contributed fairness)."""
+    envelope = _envelope()
+    out: dict[str, Schema] = {}
+    for entry in catalogue.catalogue():
+        game = entry["name"]
+        mapping: dict[str, str] = {}
+        for command in entry["commands"]:
+            kind = command["properties"]["type"]["const"]
+            name = game.capitalize() + "".join(p.capitalize() for p in kind.split("_"))
+            schema = to_openapi30({k: v for k, v in command.items() if k != "examples"})
+            schema["title"] = f"{entry['title']}: {kind}"
+            schema["properties"].update(copy.deepcopy(envelope))
+            if command.get("examples"):
+                schema["example"] = command["examples"][0]
+            out[name] = schema
+            mapping[kind] = REF + name
+        out[f"{game.capitalize()}Command"] = {
+            "title": f"{entry['title']}: a command",
+            "description": f"any command of {entry['title']}, by its `type`",
+            "oneOf": [{"$ref": ref} for ref in mapping.values()],
+            "discriminator": {"propertyName": "type", "mapping": mapping},
+        }
+    out["ContributeCommand"] = {
+        **copy.deepcopy(view_schemas.CONTRIBUTE),
+        "title": "contribute: a client seed",
+        "example": {
+            "type": view_schemas.CONTRIBUTE_TYPE,
+            "client_seed": "9f86d081884c7d659a2feaa0c55ad015",
+        },
+    }
+    out["ContributeCommand"]["properties"].update(copy.deepcopy(envelope))
+    return out
+
+
+def _envelope() -> dict[str, Schema]:
+    """The fields any command may add, from ``schemas.CommandSchema`` (its validators)."""
+    fields = schemas.CommandSchema().fields
+    pattern = fields["id"].validators[0].regex.pattern  # type: ignore[attr-defined]
+    return {
+        "id": {
+            "type": "string",
+            "pattern": pattern,
+            "description": fields["id"].metadata["description"],
+        },  # fmt: skip
+        "expected_version": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "409 `game/stale_version` unless the game is at this version (the "
+            "view's `version`). In a simultaneous phase (Isle of Skye's prices) the version you "
+            "read stands while you are still to act and every event since is another seat's "
+            "move in the same phase: other seats' prices do not make it stale; a new phase or "
+            "round does",
+        },
+    }
+
+
+def to_openapi30(schema: Any) -> Any:
+    """A JSON Schema (the catalogue's) in OpenAPI 3.0's dialect: ``const`` as a one-value
+    ``enum``, a ``null`` type (or a null branch of ``anyOf``) as ``nullable``, several types as
+    ``anyOf``, ``examples`` as ``example``."""
+    if isinstance(schema, list):
+        return [to_openapi30(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: to_openapi30(v) for k, v in schema.items()}
+    if "const" in out:
+        out["enum"] = [out.pop("const")]
+    if isinstance(out.get("enum"), list) and None in out["enum"]:
+        out["nullable"] = True
+    if "examples" in out and isinstance(out["examples"], list):
+        examples = out.pop("examples")
+        if examples:
+            out["example"] = examples[0]
+    kinds = out.get("type")
+    if isinstance(kinds, list):
+        rest = [k for k in kinds if k != "null"]
+        if len(rest) < len(kinds):
+            out["nullable"] = True
+        if len(rest) == 1:
+            out["type"] = rest[0]
+        else:
+            del out["type"]
+            out["anyOf"] = [{"type": k} for k in rest]
+    if isinstance(out.get("anyOf"), list):
+        branches = [b for b in out["anyOf"] if b != {"type": "null"}]
+        if len(branches) < len(out["anyOf"]):
+            out["nullable"] = True
+            if len(branches) == 1 and set(out) == {"anyOf", "nullable"}:
+                return {**branches[0], "nullable": True}
+            out["anyOf"] = branches
+    return out

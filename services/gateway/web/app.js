@@ -1,0 +1,510 @@
+// The page: a lobby, a form to start a game, a board to play or watch each game live, and a
+// replay of a finished game with the audit's verifier run in the page. Routes live in the
+// URL's fragment (#/play/<id>, #/watch/<id>, #/replay/<id>), so a reload keeps the page.
+
+import { render } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { api, follow, heldSeat, holdSeat, playerName, setPlayerName } from "./api.js";
+import { Clock, OtherCommands, Result, Status, html, seatName } from "./ui.js";
+import * as fox from "./fox.js";
+import * as skull from "./skull.js";
+import * as skye from "./skye.js";
+
+const BOARDS = { fox, skull, skye };
+const TITLES = { fox: "The Fox in the Forest", skull: "Skull", skye: "Isle of Skye" };
+
+// ---- routing ----------------------------------------------------------------------------------
+
+function parseRoute() {
+  const [path, query = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").filter(Boolean);
+  return { name: parts[0] || "lobby", args: parts.slice(1), query: new URLSearchParams(query) };
+}
+
+function go(hash) {
+  location.hash = hash;
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(parseRoute);
+  useEffect(() => {
+    const on = () => setRoute(parseRoute());
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return route;
+}
+
+// ---- the lobby --------------------------------------------------------------------------------
+
+function seatsText(g) {
+  return g.seats.map((s) => (s.open ? "open seat" : s.bot ? `${s.name} (bot)` : s.name)).join(", ");
+}
+
+function GameList({ status, title, name, refresh }) {
+  const [games, setGames] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    api.lobby(status).then(setGames, setError);
+  }, [status, refresh]);
+  const join = async (g, seat) => {
+    const who = name.trim() || "player";
+    try {
+      const joined = await api.join(g.id, seat, who);
+      holdSeat(g.id, joined.seat, joined.token);
+      go(`#/play/${g.id}`);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return html`<section class="lobby-list" aria-labelledby=${`h-${status}`}>
+    <h2 id=${`h-${status}`}>${title}</h2>
+    ${error ? html`<p class="error" role="alert">${error.message}</p>` : ""}
+    ${games == null
+      ? html`<p class="muted">Loading…</p>`
+      : games.length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<ul>
+            ${games.map((g) => {
+              const held = heldSeat(g.id);
+              return html`<li data-game=${g.id}>
+                <span><strong>${TITLES[g.game] || g.game}</strong> · ${seatsText(g)}
+                  <span class="muted"> · ${g.id} · v${g.version}</span></span>
+                <span class="buttons">
+                  ${status === "waiting" &&
+                  g.seats.filter((s) => s.open).map(
+                    (s) => html`<button type="button" onClick=${() => join(g, s.seat)}>Join seat ${s.seat + 1}</button>`,
+                  )}
+                  ${held && status !== "finished"
+                    ? html`<a class="button" href=${`#/play/${g.id}`}>Resume seat ${held.seat + 1}</a>`
+                    : ""}
+                  ${status !== "finished" ? html`<a class="button" href=${`#/watch/${g.id}`}>Watch</a>` : ""}
+                  ${status === "finished" ? html`<a class="button" href=${`#/replay/${g.id}`}>Replay</a>` : ""}
+                </span>
+              </li>`;
+            })}
+          </ul>`}
+  </section>`;
+}
+
+function Lobby() {
+  const [name, setName] = useState(playerName());
+  const [refresh, setRefresh] = useState(0);
+  return html`<div class="lobby">
+    <div class="lobby-bar">
+      <label>Your name <input value=${name} maxlength="40" autocomplete="nickname"
+        onInput=${(e) => { setName(e.currentTarget.value); setPlayerName(e.currentTarget.value); }} /></label>
+      <a class="button primary" href="#/new">New game</a>
+      <button type="button" onClick=${() => setRefresh(refresh + 1)}>Refresh</button>
+    </div>
+    <${GameList} status="waiting" title="Waiting for players" name=${name} refresh=${refresh} />
+    <${GameList} status="active" title="Being played" name=${name} refresh=${refresh} />
+    <${GameList} status="finished" title="Finished" name=${name} refresh=${refresh} />
+  </div>`;
+}
+
+// ---- a new game -------------------------------------------------------------------------------
+
+const SEAT_KINDS = [
+  ["you", "You"],
+  ["open", "Open seat (someone joins)"],
+  ["random", "Random bot"],
+  ["heuristic", "Heuristic bot"],
+  ["ismcts", "Search bot (ISMCTS, 200 ms)"],
+];
+
+function seatSpec(kind, name) {
+  switch (kind) {
+    case "you":
+      return { name: name || "you" };
+    case "open":
+      return { open: true };
+    case "ismcts":
+      return { bot: "ismcts", budget_ms: 200 };
+    default:
+      return { bot: kind };
+  }
+}
+
+// One input per option of the catalogue's JSON Schema; organizer-only objects are left out.
+function OptionField({ name, schema, value, onChange, seats }) {
+  const id = `opt-${name}`;
+  const label = html`<label for=${id}>${name.replaceAll("_", " ")}</label>`;
+  const hint = schema.description ? html`<small>${schema.description}</small>` : "";
+  const types = [].concat(schema.type || []);
+  if (schema.enum) {
+    return html`<div class="field">${label}
+      <select id=${id} value=${JSON.stringify(value ?? schema.default ?? null)}
+        onChange=${(e) => onChange(JSON.parse(e.currentTarget.value))}>
+        ${schema.enum.map((v) => html`<option value=${JSON.stringify(v)}>${v === null ? "drawn at random" : String(v)}</option>`)}
+      </select>${hint}</div>`;
+  }
+  if (types.includes("boolean")) {
+    return html`<div class="field check"><input id=${id} type="checkbox" checked=${value ?? schema.default ?? false}
+      onChange=${(e) => onChange(e.currentTarget.checked)} />${label}${hint}</div>`;
+  }
+  if (types.includes("integer")) {
+    const nullable = types.includes("null");
+    const max = name.endsWith("player") ? seats - 1 : schema.maximum;
+    return html`<div class="field">${label}
+      <input id=${id} type="number" min=${schema.minimum} max=${max} placeholder=${nullable ? "drawn at random" : ""}
+        value=${value ?? schema.default ?? ""}
+        onInput=${(e) => onChange(e.currentTarget.value === "" ? null : Number(e.currentTarget.value))} />${hint}</div>`;
+  }
+  if (name === "scoring_tiles") {
+    return html`<div class="field">${label}
+      <input id=${id} placeholder="drawn at random (or 4 ids, comma-separated)" value=${(value || []).join(", ")}
+        onInput=${(e) => {
+          const ids = e.currentTarget.value.split(",").map((s) => s.trim()).filter(Boolean);
+          onChange(ids.length ? ids : null);
+        }} />${hint}</div>`;
+  }
+  return null; // e.g. `deal`: organizer only, not for this page
+}
+
+function NewGame() {
+  const [types, setTypes] = useState(null);
+  const [game, setGame] = useState("fox");
+  const [kinds, setKinds] = useState(["you", "random"]);
+  const [options, setOptions] = useState({});
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [name, setName] = useState(playerName() || "player");
+  const [clock, setClock] = useState(null); // null: no turn clock
+  const clockField = (key, value) => setClock({ ...clock, [key]: value });
+  useEffect(() => {
+    api.gameTypes().then(setTypes, setError);
+  }, []);
+  const type = types?.find((t) => t.name === game);
+  const pickGame = (name) => {
+    const t = types.find((x) => x.name === name);
+    setGame(name);
+    setOptions({});
+    setKinds(["you", ...Array(Math.max(1, t.seats.min - 1)).fill("random")]);
+  };
+  const setCount = (n) => setKinds(Array.from({ length: n }, (_, i) => kinds[i] || "random"));
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    const opts = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== null && v !== undefined));
+    try {
+      const body = { game, seats: kinds.map((k) => seatSpec(k, name.trim())), options: opts };
+      if (clock) body.clock = clock;
+      const created = await api.create(body);
+      const mine = kinds.indexOf("you");
+      if (mine >= 0) {
+        holdSeat(created.id, mine, created.tokens[mine]);
+        go(`#/play/${created.id}`);
+      } else go(`#/watch/${created.id}`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (!types) return html`<p>${error ? error.message : "Loading the games…"}</p>`;
+  const props = type.options?.properties || {};
+  return html`<form class="new-game" onSubmit=${submit} aria-labelledby="h-new">
+    <h2 id="h-new">New game</h2>
+    <div class="field"><label for="game">Game</label>
+      <select id="game" value=${game} onChange=${(e) => pickGame(e.currentTarget.value)}>
+        ${types.map((t) => html`<option value=${t.name}>${t.title}</option>`)}
+      </select></div>
+    <div class="field"><label for="my-name">Your name</label>
+      <input id="my-name" value=${name} maxlength="40" autocomplete="nickname"
+        onInput=${(e) => { setName(e.currentTarget.value); setPlayerName(e.currentTarget.value); }} /></div>
+    <div class="field"><label for="seat-count">Players</label>
+      <select id="seat-count" value=${kinds.length} onChange=${(e) => setCount(Number(e.currentTarget.value))}>
+        ${Array.from({ length: type.seats.max - type.seats.min + 1 }, (_, i) => type.seats.min + i).map(
+          (n) => html`<option value=${n}>${n}</option>`,
+        )}
+      </select></div>
+    <fieldset><legend>Seats</legend>
+      ${kinds.map(
+        (k, i) => html`<div class="field"><label for=${`seat-${i}`}>Seat ${i + 1}</label>
+          <select id=${`seat-${i}`} value=${k} onChange=${(e) => {
+            const next = kinds.map((x, j) => (j === i ? e.currentTarget.value : x === "you" && e.currentTarget.value === "you" ? "random" : x));
+            setKinds(next);
+          }}>
+            ${SEAT_KINDS.map(([v, text]) => html`<option value=${v}>${text}</option>`)}
+          </select></div>`,
+      )}
+    </fieldset>
+    <fieldset><legend>Options</legend>
+      ${Object.entries(props).map(
+        ([name, schema]) => html`<${OptionField} name=${name} schema=${schema} value=${options[name]} seats=${kinds.length}
+          onChange=${(v) => setOptions({ ...options, [name]: v })} />`,
+      )}
+    </fieldset>
+    <fieldset><legend>Turn clock</legend>
+      <div class="field check"><input id="clock-on" type="checkbox" checked=${!!clock}
+        onChange=${(e) => setClock(e.currentTarget.checked ? { turn_seconds: 60, reserve_seconds: 300, on_timeout: "bot" } : null)} />
+        <label for="clock-on">Play with a turn clock</label></div>
+      ${clock
+        ? html`<div class="field"><label for="clock-turn">seconds a turn</label>
+            <input id="clock-turn" type="number" min="1" value=${clock.turn_seconds}
+              onInput=${(e) => clockField("turn_seconds", Number(e.currentTarget.value))} /></div>
+          <div class="field"><label for="clock-reserve">reserve seconds</label>
+            <input id="clock-reserve" type="number" min="0" value=${clock.reserve_seconds}
+              onInput=${(e) => clockField("reserve_seconds", Number(e.currentTarget.value))} /></div>
+          <div class="field"><label for="clock-timeout">on time-out</label>
+            <select id="clock-timeout" value=${clock.on_timeout} onChange=${(e) => clockField("on_timeout", e.currentTarget.value)}>
+              <option value="bot">a bot moves for the seat</option>
+              <option value="forfeit">the seat resigns</option>
+            </select></div>`
+        : ""}
+    </fieldset>
+    ${error ? html`<p class="error" role="alert">${error.message}</p>` : ""}
+    <button type="submit" class="primary" disabled=${busy}>Start the game</button>
+  </form>`;
+}
+
+// ---- playing and watching ---------------------------------------------------------------------
+
+function eventLine(e) {
+  const data = e.data ? JSON.stringify(e.data) : "";
+  return `v${e.version} ${e.type}${e.seat != null ? ` (seat ${e.seat + 1})` : ""} ${data.length > 160 ? data.slice(0, 160) + "…" : data}`;
+}
+
+/** Resigning, asked twice: a slip of the keyboard must not end a game. */
+function Resign({ send, busy }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) return html`<button type="button" class="resign" disabled=${busy} onClick=${() => setAsking(true)}>Resign…</button>`;
+  return html`<span role="group" aria-label="Confirm resigning">Resign this game?
+    <button type="button" disabled=${busy} onClick=${() => send({ type: "resign" })}>Yes, resign</button>
+    <button type="button" onClick=${() => setAsking(false)}>No</button></span>`;
+}
+
+/** Seats that resigned or that a bot took over (after time-outs or a resignation). */
+function SeatStates({ view }) {
+  const marked = (view?.seats || []).filter((s) => s.resigned || s.taken_over);
+  if (!marked.length) return null;
+  return html`<p class="seat-states">${marked.map(
+    (s) => html`<span class="tag">${s.name}: ${s.resigned ? "resigned" : ""}${s.resigned && s.taken_over ? ", " : ""}${s.taken_over ? `played by a bot (${s.taken_over})` : ""}</span>`,
+  )}</p>`;
+}
+
+function Problem({ error }) {
+  if (!error) return null;
+  const p = error.problem || {};
+  return html`<div class="error" role="alert">
+    <strong>${error.status === 409 ? "Not now: " : error.status === 422 ? "Not allowed: " : "Error: "}</strong>
+    ${p.detail || error.message}${p.rule ? html` <span class="muted">(rule ${p.rule})</span>` : ""}
+  </div>`;
+}
+
+/** A game's board, live: the seat's view (play) or the spectator's (watch) from the feed. */
+function GamePage({ id, mode }) {
+  const held = mode === "play" ? heldSeat(id) : null;
+  const token = held?.token ?? null; // watching never sends a token
+  const [view, setView] = useState(null);
+  const [log, setLog] = useState([]);
+  const [feed, setFeed] = useState("connecting");
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const newer = useCallback((v) => setView((old) => (!old || v.version >= old.version ? v : old)), []);
+  useEffect(() => {
+    if (mode === "play" && !token) return undefined;
+    setView(null);
+    setLog([]);
+    return follow(
+      id,
+      token,
+      (data) => {
+        newer(data.view);
+        if (data.events?.length) setLog((old) => [...old, ...data.events].slice(-40));
+        setFeed(data.view.outcome != null ? "ended" : "live");
+      },
+      (state) => {
+        setFeed(state);
+        // EventSource says nothing of why it failed: ask once for the view, whose problem
+        // body does (no such game, a token that is no longer this seat's...).
+        if (state === "closed") api.view(id, token).catch(setError);
+      },
+    );
+  }, [id, token]);
+  const send = useCallback(
+    async (command) => {
+      setBusy(true);
+      setError(null);
+      try {
+        // Pinned to the version shown, so a move made on a stale board is refused, not misread;
+        // resigning stands whatever the version.
+        const pin = view && command.type !== "resign";
+        const body = pin ? { ...command, expected_version: view.version } : command;
+        const next = await api.command(id, token, body);
+        if (next) newer(next);
+      } catch (e) {
+        setError(e);
+      } finally {
+        setBusy(false);
+      }
+    },
+    [id, token, view],
+  );
+  if (mode === "play" && !token) {
+    return html`<div><p>This tab holds no seat of game ${id}.</p>
+      <a class="button" href=${`#/watch/${id}`}>Watch it</a></div>`;
+  }
+  const Board = view && BOARDS[view.game]?.Board;
+  const handled = view ? BOARDS[view.game]?.HANDLES || new Set() : new Set();
+  const others = (view?.legal_commands || []).filter((c) => !handled.has(c.type));
+  const mySeat = mode === "play" ? held.seat : null;
+  return html`<div class="game" data-version=${view?.version ?? 0} data-phase=${view?.phase ?? ""}>
+    <div class="game-head">
+      <h2>${view ? TITLES[view.game] : "Game"} <span class="muted">${id}</span></h2>
+      <span class=${`feed ${feed}`} aria-label=${`live feed ${feed}`}>${feed}</span>
+      ${mode === "play"
+        ? html`<span class="tag">playing as ${view ? seatName(view, mySeat) : `seat ${mySeat + 1}`}</span>`
+        : html`<span class="tag">spectator</span>`}
+    </div>
+    <${Status} view=${view} mySeat=${mySeat} feed=${feed} />
+    <${Clock} view=${view} />
+    <${SeatStates} view=${view} />
+    <${Problem} error=${error} />
+    ${view && view.phase !== "waiting" && Board ? html`<${Board} view=${view} send=${send} busy=${busy} />` : ""}
+    <${OtherCommands} commands=${others} send=${send} busy=${busy} />
+    ${mode === "play" && view && !view.outcome && view.phase !== "waiting" && !view.seats?.[mySeat]?.resigned
+      ? html`<${Resign} send=${send} busy=${busy} />`
+      : ""}
+    <${Result} view=${view} />
+    ${view?.outcome ? html`<a class="button primary" href=${`#/replay/${id}`}>Replay and verify this game</a>` : ""}
+    <details class="log"><summary>Events (${log.length})</summary>
+      <ol>${log.map((e) => html`<li>${eventLine(e)}</li>`)}</ol>
+    </details>
+  </div>`;
+}
+
+// ---- replay -----------------------------------------------------------------------------------
+
+function Verify({ id }) {
+  const [result, setResult] = useState(null);
+  const [running, setRunning] = useState(false);
+  const [error, setError] = useState(null);
+  const run = async () => {
+    setRunning(true);
+    setError(null);
+    try {
+      // The audit's own verifier, served from verifier/ as it is: chain, seed commitment and
+      // every shuffle recomputed here, in the browser, from the exported log.
+      const [{ parseJsonl, verifyGame }, text] = await Promise.all([
+        import("/web/verifier/fairness.mjs"),
+        api.exportText(id),
+      ]);
+      setResult(await verifyGame(parseJsonl(text)));
+    } catch (e) {
+      setError(e);
+    } finally {
+      setRunning(false);
+    }
+  };
+  return html`<section class="verify" aria-label="Verification">
+    <button type="button" class="primary" onClick=${run} disabled=${running}>
+      ${running ? "Verifying…" : "Verify this game"}
+    </button>
+    ${error ? html`<p class="error" role="alert">${error.message}</p>` : ""}
+    ${result
+      ? html`<div class="verdict" role="status">
+          <p class=${`verdict-${result.status}`}><strong>Verification ${result.status}</strong>${" "}
+            (${result.checks.length} checks${result.firstFailure ? `; first failure: ${result.firstFailure.check} at version ${result.firstFailure.version}` : ""})</p>
+          <ul class="checks">
+            ${result.checks.map(
+              (c) => html`<li class=${`check-${c.result}`}><strong>${c.result === "ok" ? "✓" : c.result === "waits" ? "…" : "✗"} ${c.name}</strong> ${c.detail}</li>`,
+            )}
+          </ul>
+        </div>`
+      : ""}
+  </section>`;
+}
+
+function Replay({ id, start }) {
+  const [doc, setDoc] = useState(null);
+  const [who, setWho] = useState("public");
+  const [error, setError] = useState(null);
+  const latest = useRef(0);
+  const load = useCallback(
+    (version) => {
+      const ticket = ++latest.current; // a slider drag asks often: only the last answer counts
+      api.replay(id, version).then(
+        (d) => ticket === latest.current && setDoc(d),
+        (e) => ticket === latest.current && setError(e),
+      );
+    },
+    [id],
+  );
+  useEffect(() => load(start), [id]);
+  if (error) return html`<${Problem} error=${error} />`;
+  if (!doc) return html`<p>Loading the replay…</p>`;
+  const view = who === "public" ? doc.public : doc.seats[Number(who)];
+  const Board = BOARDS[view.game]?.Board;
+  const env = doc.envelope;
+  const step = (v) => load(Math.max(1, Math.min(doc.last, v)));
+  return html`<div class="replay" data-version=${doc.version}>
+    <div class="game-head">
+      <h2>Replay: ${TITLES[view.game]} <span class="muted">${id}</span></h2>
+    </div>
+    <div class="replay-bar" role="group" aria-label="Replay controls">
+      <button type="button" onClick=${() => step(1)} disabled=${doc.version <= 1} >First</button>
+      <button type="button" onClick=${() => step(doc.version - 1)} disabled=${doc.version <= 1}>Back</button>
+      <input type="range" min="1" max=${doc.last} value=${doc.version} aria-label="Version"
+        onInput=${(e) => step(Number(e.currentTarget.value))} />
+      <button type="button" onClick=${() => step(doc.version + 1)} disabled=${doc.version >= doc.last}>Forward</button>
+      <button type="button" onClick=${() => step(doc.last)} disabled=${doc.version >= doc.last} >Last</button>
+      <span class="version" aria-live="polite">Version ${doc.version} of ${doc.last}</span>
+      <label>Seen by
+        <select value=${who} onChange=${(e) => setWho(e.currentTarget.value)}>
+          <option value="public">a spectator</option>
+          ${doc.seats.map((_, i) => html`<option value=${String(i)}>${seatName(view, i)}</option>`)}
+        </select>
+      </label>
+    </div>
+    <p class="event">At version ${env.version}: <strong>${env.type}</strong>
+      ${env.seat != null ? ` by ${seatName(view, env.seat)}` : ""} <code>${JSON.stringify(env.data).slice(0, 200)}</code></p>
+    ${view.phase !== "waiting" && Board ? html`<${Board} view=${{ ...view, legal_commands: [] }} send=${() => {}} busy=${true} />` : html`<p>Before the deal.</p>`}
+    <${Result} view=${view} />
+    <${Verify} id=${id} />
+  </div>`;
+}
+
+// ---- the shell --------------------------------------------------------------------------------
+
+function App() {
+  const route = useRoute();
+  let page;
+  let title = "tabletop";
+  if (route.name === "play" && route.args[0]) {
+    const [id, seat, token] = route.args;
+    if (seat != null && token) {
+      // A link carrying a seat's token: keep it in this tab, then drop it from the address.
+      holdSeat(id, Number(seat), decodeURIComponent(token));
+      history.replaceState(null, "", `#/play/${id}`);
+    }
+    page = html`<${GamePage} key=${`play-${id}`} id=${id} mode="play" />`;
+    title = `Play ${id} · tabletop`;
+  } else if (route.name === "watch" && route.args[0]) {
+    page = html`<${GamePage} key=${`watch-${route.args[0]}`} id=${route.args[0]} mode="watch" />`;
+    title = `Watch ${route.args[0]} · tabletop`;
+  } else if (route.name === "replay" && route.args[0]) {
+    const v = Number(route.query.get("v")) || undefined;
+    page = html`<${Replay} key=${`replay-${route.args[0]}`} id=${route.args[0]} start=${v} />`;
+    title = `Replay ${route.args[0]} · tabletop`;
+  } else if (route.name === "new") {
+    page = html`<${NewGame} />`;
+    title = "New game · tabletop";
+  } else {
+    page = html`<${Lobby} />`;
+  }
+  useEffect(() => {
+    document.title = title;
+  }, [title]);
+  return html`<header class="top">
+      <a href="#/" class="brand">tabletop</a>
+      <nav aria-label="Main"><a href="#/">Lobby</a> <a href="#/new">New game</a> <a href="/docs">API</a></nav>
+    </header>
+    <main id="main">${page}</main>`;
+}
+
+const root = document.getElementById("app");
+root.textContent = ""; // the "Loading…" placeholder: render() keeps what it did not create
+render(html`<${App} />`, root);

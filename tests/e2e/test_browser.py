@@ -1,0 +1,439 @@
+"""The web page in a real headless Chromium (Debian's ``chromium`` driven by Playwright), on
+the real stack (``tabletop run``: redis-server, gunicorn, a worker per game, Celery bots).
+
+Scenarios, each by clicking as a person would: a whole Fox game against the random bot; a
+Skull round, and a challenge failed on one's own skull (the discard, the lost disc); prices,
+a refused price, buying and placing a tile in Isle of Skye; taking an open seat from the
+lobby; watching a game update live (and fetching nothing a spectator may not read); a clock
+counting down and resigning; replaying a finished game of each kind and verifying it with the audit's
+JavaScript verifier. No test may leave an error in the browser's console, and every control
+on a screenshot has a name a screen reader reads.
+
+Screenshots go to ``build/screenshots/`` (ignored by git); ``SCREENSHOTS=docs/screenshots``
+refreshes the README's pictures. ``make test`` installs chromium with apt-get when it is
+missing; without it these tests are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from shared.redis_server import free_port
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / os.environ.get("SCREENSHOTS", "build/screenshots")
+DEADLINE_MS = 30_000  # a generous wait for any one condition on a busy 2-core machine
+
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        "chromium is not installed (make test installs it with apt-get: apt-get install chromium)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+expect = sync_api.expect
+expect.set_options(timeout=DEADLINE_MS)
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The whole stack, as tests/e2e/test_stack.py starts it, but in a directory of its own:
+    `tabletop run` keeps Redis's files in ./run/redis, which another stack on this machine
+    (a developer's, or test_stack's) would share otherwise."""
+    port = free_port()
+    # Its own Redis and data: none of a developer's stack settings.
+    mine = ("REDIS_URL", "REDIS_PORT", "TABLETOP_DATA_DIR", "TABLETOP_WORKERS")
+    env = {k: v for k, v in os.environ.items() if k not in mine}
+    env.update(TABLETOP_AUDITOR_KEYS="aud-browser", TABLETOP_RATE_LIMITS="off")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.cli", "run", "--port", str(port)],
+        env=env,
+        cwd=tmp_path_factory.mktemp("stack"),
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, "tabletop run exited"
+            try:
+                if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        else:
+            pytest.fail("the stack did not come up")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        # Debian's chromium, never a browser Playwright downloads (`playwright install`).
+        launched = p.chromium.launch(executable_path=CHROMIUM)
+        yield launched
+        launched.close()
+
+
+class Console:
+    """The page's console errors and uncaught exceptions, and every request it sent; a test
+    may allow expected errors (a refused move's 422 is logged as a failed resource)."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.requests: list[Any] = []
+        self.allowed: list[re.Pattern[str]] = []
+
+    def on_message(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+    def on_exception(self, error: Any) -> None:
+        self.errors.append(f"uncaught: {error}")
+
+    def on_request(self, request: Any) -> None:
+        self.requests.append(request)
+
+    def allow(self, pattern: str) -> None:
+        self.allowed.append(re.compile(pattern))
+
+    def unexpected(self) -> list[str]:
+        return [e for e in self.errors if not any(p.search(e) for p in self.allowed)]
+
+
+@pytest.fixture
+def console() -> Console:
+    return Console()
+
+
+@pytest.fixture
+def open_page(browser: Any, base_url: str, console: Console) -> Iterator[Callable[..., Any]]:
+    """``open_page(path, width=1100)``: a page in a fresh context (its own sessionStorage),
+    with its console watched; at the end, no unexpected console error."""
+    contexts = []
+
+    def _open(path: str, width: int = 1100) -> Any:
+        context = browser.new_context(viewport={"width": width, "height": 900}, base_url=base_url)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(DEADLINE_MS)
+        page.on("console", console.on_message)
+        page.on("pageerror", console.on_exception)
+        page.on("request", console.on_request)
+        page.goto(path)
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()
+    assert console.unexpected() == [], console.unexpected()
+
+
+def shot(page: Any, name: str) -> None:
+    """Save a screenshot; first, every control shown must have a name a screen reader reads."""
+    unnamed = page.locator("button, input, select, a").evaluate_all(
+        """els => els.filter(e => !(e.ariaLabel || e.labels?.length || e.textContent.trim()
+                                    || e.title)).map(e => e.outerHTML.slice(0, 80))"""
+    )
+    assert unnamed == [], unnamed
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def version_of(page: Any, selector: str = ".game") -> int:
+    return int(page.locator(selector).get_attribute("data-version") or 0)
+
+
+def click_and_wait(page: Any, target: Any, *, keyboard: bool = False) -> None:
+    """Click (or focus and press Enter), then wait until the board shows a later version: the
+    next click sees the answer, never the view it was sent from."""
+    before = version_of(page)
+    if keyboard:
+        target.focus()
+        page.keyboard.press("Enter")
+    else:
+        target.click()
+    page.wait_for_function(
+        "v => Number(document.querySelector('.game').dataset.version) > v", arg=before
+    )
+
+
+def create_form(page: Any, game: str, seats: list[str], options: dict[str, str]) -> None:
+    """Fill the new-game form: the game, each seat's kind, the options; start it."""
+    page.get_by_label("Game", exact=True).select_option(game)
+    page.get_by_label("Players", exact=True).select_option(str(len(seats)))
+    for i, kind in enumerate(seats):
+        page.get_by_label(f"Seat {i + 1}", exact=True).select_option(kind)
+    for name, value in options.items():
+        field = page.locator(f"#opt-{name}")
+        if field.evaluate("e => e.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(value)
+    page.get_by_role("button", name="Start the game").click()
+
+
+def api_game(base_url: str, body: dict[str, Any]) -> dict[str, Any]:
+    created = requests.post(f"{base_url}/v1/games", json=body, timeout=10)
+    assert created.status_code == 201, created.text
+    doc: dict[str, Any] = created.json()
+    return doc
+
+
+def wait_finished(base_url: str, gid: str, seconds: float = 90) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        view: dict[str, Any] = requests.get(f"{base_url}/v1/games/{gid}", timeout=10).json()
+        if view["outcome"] is not None:
+            return view
+        time.sleep(0.2)  # bots play through Celery: a condition polled, with a deadline
+    pytest.fail(f"game {gid} did not finish")
+
+
+def test_a_whole_fox_game_against_the_random_bot_by_clicking(open_page: Any) -> None:
+    page = open_page("/#/new")
+    page.get_by_label("Your name").fill("ana")
+    create_form(page, "fox", ["you", "random"], {"target": "1"})
+    expect(page.locator(".game")).to_have_attribute("data-phase", re.compile(r"\w"))
+    playable = page.locator(
+        ".hand button.card:enabled, button:text('Keep the decree card'):enabled"
+    )
+    over = page.locator(".result")
+    clicks = 0
+    reloaded = False
+    while True:
+        expect(playable.first.or_(over).first).to_be_visible()
+        if over.is_visible():
+            break
+        if clicks == 4 and not reloaded:
+            # The seat's token is kept in the tab: a reload resumes the game.
+            page.reload()
+            reloaded = True
+            continue
+        if clicks == 3:
+            shot(page, "fox")
+        click_and_wait(page, playable.first, keyboard=clicks == 1)  # once by the keyboard
+        clicks += 1
+    assert clicks >= 13  # a round is 13 tricks; Fox and Woodcutter add choices
+    expect(page.locator(".status")).to_contain_text("Game over")
+    expect(page.get_by_role("link", name="Replay and verify this game")).to_be_visible()
+    shot(page, "fox-over")
+
+
+def test_a_skull_round_by_clicking(open_page: Any) -> None:
+    page = open_page("/#/new")
+    create_form(page, "skull", ["you", "random", "random"], {"first_player": "0"})
+    info = page.locator(".board.skull .info")
+    expect(info).to_contain_text("Round 1")
+    actions = page.locator(".board.skull button:enabled")
+    round_over = page.locator(".board.skull .info:not(:has-text('Round 1'))").or_(
+        page.locator(".result")
+    )
+    flipped = False
+    while True:
+        expect(actions.first.or_(round_over).first).to_be_visible()
+        if round_over.is_visible():
+            break
+        flips = page.locator(".player button:enabled")
+        bids = page.locator(".bids button:enabled")
+        place = page.get_by_role("button", name="Place a flower")
+        if flips.count():
+            click_and_wait(page, flips.first)
+            if not flipped:
+                shot(page, "skull")
+            flipped = True
+        elif bids.count():
+            # Bid everything on the table: the bidding ends at once and this seat flips.
+            click_and_wait(page, bids.last)
+        elif place.count() and place.is_enabled():
+            click_and_wait(page, place)
+        else:
+            click_and_wait(page, actions.first)  # a pass
+    assert flipped
+    expect(page.locator(".board.skull .players .player")).to_have_count(3)
+
+
+def test_skull_your_own_skull_fails_your_challenge_and_you_lose_a_disc(open_page: Any) -> None:
+    page = open_page("/#/new")
+    create_form(page, "skull", ["you", "random", "random"], {"first_player": "0"})
+    click_and_wait(page, page.get_by_role("button", name="Place a skull"))
+    # Every seat places one disc before anyone bids; then this seat bids all three.
+    bid = page.get_by_role("button", name="Bid 3")
+    expect(bid).to_be_enabled()
+    click_and_wait(page, bid)
+    click_and_wait(page, page.get_by_role("button", name="Flip your own stack"))
+    # Its own skull: the challenger discards one of its discs, and only it learns which.
+    discard = page.get_by_role("button", name="Discard a flower")
+    expect(discard).to_be_visible()
+    click_and_wait(page, discard)
+    expect(page.get_by_role("region", name="Your discs")).to_contain_text("You lost: flower")
+
+
+def test_isle_of_skye_prices_a_refused_price_buying_and_placing(
+    open_page: Any, console: Console
+) -> None:
+    console.allow(r"status of 422")  # the refused price, on purpose
+    page = open_page("/#/new")
+    create_form(page, "skye", ["you", "random"], {"first_player": "0"})
+    form = page.get_by_role("form", name="Set your prices")
+    expect(form).to_be_visible()
+    prices = form.locator("input[type=number]:enabled")
+    expect(prices).to_have_count(2)
+    prices.first.fill("9")
+    form.get_by_role("button", name="Set prices").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("gold")  # the rule's explanation, from the problem body
+    shot(page, "skye-prices")
+    prices.first.fill("1")
+    click_and_wait(page, form.get_by_role("button", name="Set prices"))
+    expect(page.get_by_role("alert")).to_have_count(0)
+    # Buying, once around from this seat: buy a tile when one is affordable, else pass.
+    buying = page.get_by_role("region", name="Buy a tile")
+    expect(buying).to_be_visible()
+    buy = buying.get_by_role("button", name=re.compile(r"^Buy "))
+    click_and_wait(page, buy.first if buy.count() else buying.get_by_role("button", name="Pass"))
+    # Building: a spot, then a rotation.
+    spot = page.get_by_role("button", name=re.compile(r"^Place here"))
+    expect(spot.first).to_be_visible()
+    placed = page.locator(".mine .territory .cell svg")
+    expect(placed).to_have_count(1)  # the castle
+    spot.first.click()
+    turned = page.get_by_role("group", name="Rotation").get_by_role("button")
+    expect(turned.first).to_be_visible()
+    click_and_wait(page, turned.first)
+    expect(placed).to_have_count(2)
+    shot(page, "skye")
+
+
+def test_take_an_open_seat_from_the_lobby(open_page: Any, base_url: str) -> None:
+    created = api_game(base_url, {"game": "fox", "seats": [{"bot": "random"}, {"open": True}],
+                                  "options": {"target": 1}})  # fmt: skip
+    page = open_page("/")
+    page.get_by_label("Your name").fill("bo")
+    row = page.locator(f"li[data-game='{created['id']}']")
+    expect(row).to_contain_text("open seat")
+    shot(page, "lobby")
+    row.get_by_role("button", name="Join seat 2").click()
+    expect(page).to_have_url(re.compile(f"#/play/{created['id']}$"))
+    expect(page.get_by_role("region", name="Your hand")).to_be_visible()
+    expect(page.locator(".hand button.card")).to_have_count(13)
+    expect(page.locator(".seats")).to_contain_text("bo (you)")
+
+
+def test_watch_a_game_update_live_without_any_secret(
+    open_page: Any, base_url: str, console: Console
+) -> None:
+    created = api_game(base_url, {"game": "fox", "seats": [{"name": "ana"}, {"bot": "random"}],
+                                  "options": {"target": 1, "first_dealer": 1}})  # fmt: skip
+    gid, token = created["id"], created["tokens"][0]
+    page = open_page(f"/#/watch/{gid}", width=390)  # and at a phone's width
+    expect(page.locator(".board.fox")).to_be_visible()
+    before = version_of(page)
+    hand = requests.get(
+        f"{base_url}/v1/games/{gid}", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    ).json()
+    played = hand["legal_commands"][0]
+    resp = requests.post(f"{base_url}/v1/games/{gid}/commands", json=played, timeout=10,
+                         headers={"Authorization": f"Bearer {token}", "Prefer": "wait=10"})  # fmt: skip
+    assert resp.status_code == 200, resp.text
+    # The feed brings the move (no polling, no reload): a later version and the card shown.
+    page.wait_for_function(
+        "v => Number(document.querySelector('.game').dataset.version) > v", arg=before
+    )
+    card = played["card"]
+    shown = page.get_by_role("img", name=f"ana played {card['rank']} of {card['suit']}")
+    expect(shown.first).to_be_visible()  # in the trick, or in the last trick once answered
+    expect(page.get_by_role("region", name="Your hand")).to_have_count(0)
+    assert page.evaluate("document.scrollingElement.scrollWidth <= innerWidth + 1")
+    shot(page, "watch-phone")
+    # What the spectator's page fetched: public endpoints only, never a token.
+    fetched = [r.url for r in console.requests if "/v1/" in r.url]
+    assert any(f"/v1/games/{gid}/feed" in url for url in fetched), fetched
+    for request in console.requests:
+        assert "access_token" not in request.url and "authorization" not in request.headers
+    # Nor does it show a card of ana's hand but the one she played.
+    seen = page.locator("main").inner_text() + " ".join(
+        page.locator("[aria-label]").evaluate_all("els => els.map(e => e.ariaLabel)")
+    )
+    for c in hand["hand"]:
+        if c != card:
+            assert not re.search(rf"(?<!\d){c['rank']} of {c['suit']}", seen), c
+
+
+def test_replay_and_verify_finished_games(open_page: Any, base_url: str) -> None:
+    fox = api_game(base_url, {"game": "fox", "seats": [{"bot": "random"}, {"bot": "random"}],
+                              "options": {"target": 1}})  # fmt: skip
+    skull = api_game(base_url, {"game": "skull", "seats": [{"bot": "random"}] * 3})
+    skye = api_game(base_url, {"game": "skye", "seats": [{"bot": "random"}] * 3})
+    for created, name in ((fox, "replay-fox"), (skull, "replay-skull"), (skye, "replay-skye")):
+        final = wait_finished(base_url, created["id"])
+        last = final["version"]
+        page = open_page(f"/#/replay/{created['id']}")
+        status = page.locator(".replay-bar .version")
+        expect(status).to_have_text(f"Version {last} of {last}")
+        expect(page.locator(".result")).to_be_visible()
+        page.get_by_role("button", name="Back").click()
+        expect(status).to_have_text(f"Version {last - 1} of {last}")
+        page.get_by_role("button", name="Forward").click()
+        expect(status).to_have_text(f"Version {last} of {last}")
+        page.get_by_role("slider", name="Version").fill(str(last // 2))
+        expect(status).to_have_text(f"Version {last // 2} of {last}")
+        # What a seat saw at that version: its own hand, discs or territory.
+        page.get_by_label("Seen by").select_option("0")
+        mine = {"replay-fox": "Your hand", "replay-skull": "Your discs"}.get(name, "Your territory")
+        expect(page.get_by_role("region", name=mine)).to_be_visible()
+        page.get_by_label("Seen by").select_option("public")
+        expect(page.get_by_role("region", name=mine)).to_have_count(0)
+        if name == "replay-skye":
+            page.get_by_role("button", name="Last").click()
+            expect(status).to_have_text(f"Version {last} of {last}")
+        page.get_by_role("button", name="Verify this game").click()
+        verdict = page.locator(".verdict")
+        expect(verdict).to_contain_text("Verification passed", timeout=60_000)
+        expect(verdict).to_contain_text("seed commitment")
+        expect(verdict).to_contain_text("hash chain")
+        assert page.locator(".check-failed").count() == 0
+        shot(page, name)
+
+
+def test_a_turn_clock_counts_down_and_resigning_ends_the_game(open_page: Any) -> None:
+    page = open_page("/#/new")
+    page.get_by_label("Your name").fill("ana")
+    page.get_by_label("Play with a turn clock").check()
+    page.get_by_label("seconds a turn").fill("90")
+    page.get_by_label("reserve seconds").fill("30")
+    # first_dealer 1: seat 0 leads, so its clock runs at once.
+    create_form(page, "fox", ["you", "random"], {"target": "1", "first_dealer": "1"})
+    clock = page.get_by_label("Turn clock")
+    expect(clock).to_contain_text(re.compile(r"ana: [12]:\d\d left"))
+    first = clock.inner_text()
+    expect(clock).not_to_have_text(first)  # it ticks between messages, fetching nothing
+    expect(clock).to_contain_text("reserve 0:30")
+    expect(clock).not_to_contain_text("random bot")  # bot seats have no clock
+    shot(page, "fox-clock")
+    page.get_by_role("button", name="Resign…").click()
+    click_and_wait(page, page.get_by_role("button", name="Yes, resign"))
+    expect(page.locator(".status")).to_contain_text("Game over: random bot 1 won")
+    expect(page.locator(".seat-states")).to_contain_text("ana: resigned")
