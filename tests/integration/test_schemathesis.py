@@ -189,7 +189,9 @@ def test_sequences_through_the_links_reach_real_games(stack: Stack) -> None:
                 case.validate_response(response, checks=CHECKS, transport_kwargs=kwargs or None,
                                        recorder=self.recorder)  # fmt: skip
             except Exception as exc:  # keep going: one report of every finding at the end
-                failures.append(f"{case.operation.label}: {exc}"[:2000])
+                # The whole body too: schemathesis shortens the value it shows.
+                failures.append(f"{case.operation.label}: {exc}"[:2000]
+                                + f"\nresponse body: {response.text[:8000]}")  # fmt: skip
 
     started = time.monotonic()
     deadline = started + BUDGET_S
