@@ -34,3 +34,9 @@ def test_the_problem_body_lists_every_code_of_the_catalogue() -> None:
     problem = spec()["components"]["schemas"]["Problem"]["properties"]["code"]
     assert problem["enum"] == [c.value for c in ErrorCode]
     assert set(CATALOGUE) == set(ErrorCode)
+
+
+def test_the_document_is_valid_openapi() -> None:
+    from openapi_spec_validator import validate
+
+    validate(json.loads((ROOT / "openapi" / "openapi.json").read_text()))  # raises if not
