@@ -19,7 +19,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import bench_cold_load, bench_gateway, bench_memory, bench_slow_clients  # noqa: E402
+from benchmarks import (  # noqa: E402
+    bench_cold_load,
+    bench_gateway,
+    bench_memory,
+    bench_shards,
+    bench_slow_clients,
+)
 from benchmarks.common import machine, redis_round_trip  # noqa: E402
 from shared.redis_server import RedisServer  # noqa: E402
 from shared.simulate import simulate  # noqa: E402
@@ -281,6 +287,7 @@ def report(
     lines += tournament_section(ROOT / "benchmarks" / "tournament_last_run.json")
     lines += feed_section(ROOT / "benchmarks" / "feed_last_run.json")
     lines += bench_slow_clients.section(ROOT / "benchmarks" / "slow_clients_last_run.json")
+    lines += bench_shards.section(ROOT / "benchmarks" / "shards_last_run.json")
     lines += ["", NOTES, ""]
     return "\n".join(lines)
 
