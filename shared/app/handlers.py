@@ -991,6 +991,11 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
     if view["version"] != version and not simultaneous:
         return "stale"
     version = view["version"]
+    cid = f"{BOT_COMMAND_PREFIX}{seat}-{version}"
+    # A repeated wake (a redelivery, the stall sweep while the first task still waits in a
+    # queue) must not search again: a searching bot's minutes would pile up behind it.
+    if app.ports.bus.was_sent(game_id, cid):
+        return cid
     spec = bot_spec(view, seat)
     # The bot's randomness comes from the game's secret seed: a source anyone could recompute
     # (game id, seat, version are all public) would let them test every hand the bot might
@@ -1003,7 +1008,7 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
     # (Isle of Skye's prices and building) another seat's move does not spoil its choice;
     # the engine still checks the command.
     message = CommandMessage(
-        command_id=f"{BOT_COMMAND_PREFIX}{seat}-{version}",
+        command_id=cid,
         game_id=game_id,
         seat=seat,
         body=command,
