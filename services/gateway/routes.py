@@ -472,16 +472,16 @@ class Commands(MethodView):
             expected_version=body.get("expected_version"),
             by=_token_hash(),
         )
-        handlers.submit_command(app, message, game_type)
         location = f"/v1/games/{game_id}/commands/{cid}"
         wait = _prefer_wait()
         if wait is None:
+            handlers.submit_command(app, message, game_type)
             return (
                 {"command_id": cid, "status": "pending", "location": location},
                 202,
                 {"Location": location},
             )
-        reply = queries.wait_reply(app, game_id, cid, wait)
+        reply = handlers.submit_and_wait(app, message, game_type, wait)
         headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
         if reply is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
@@ -815,8 +815,7 @@ def _send_and_wait(
 ) -> tuple[dict[str, Any], bytes | None] | None:
     """Put ``message`` on its stream and wait up to ``wait`` seconds for its outcome: (the
     outcome, the seat's new view when accepted), or None if the worker did not answer."""
-    handlers.submit_command(app, message, game_type)
-    reply = queries.wait_reply(app, message.game_id, message.command_id, wait)
+    reply = handlers.submit_and_wait(app, message, game_type, wait)
     if reply is None:
         return None
     head, _, seat_view = reply.partition(b"\n")

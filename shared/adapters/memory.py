@@ -130,6 +130,22 @@ class MemoryCommandBus:
         with self._lock:
             return self.streams.pop(f"{game_type}:{shard}", [])
 
+    def put_and_wait(
+        self,
+        game_type: str,
+        shard: int,
+        message: Mapping[str, str],
+        *,
+        game_id: str,
+        command_id: str,
+        pending: str,
+        timeout: float,
+    ) -> bytes | None:
+        """See ``CommandBus.put_and_wait``."""
+        self.put(game_type, shard, message, game_id=game_id, command_id=command_id,
+                 pending=pending)  # fmt: skip
+        return self.wait_reply(game_id, command_id, timeout)
+
     def outcome(self, game_id: str, command_id: str) -> str | None:
         """See ``CommandBus.outcome``."""
         return self._outcomes.get((game_id, command_id))

@@ -247,6 +247,47 @@ class RedisCommandBus:
         pipe.xadd(keys.command_stream(game_type, shard), fields)
         pipe.execute()
 
+    def put_and_wait(
+        self,
+        game_type: str,
+        shard: int,
+        message: Mapping[str, str],
+        *,
+        game_id: str,
+        command_id: str,
+        pending: str,
+        timeout: float,
+    ) -> bytes | None:
+        """See ``CommandBus.put_and_wait``: the pending outcome, the entry and the BLPOP for
+        the reply in one round trip on one connection (Redis runs them in order, so the reply
+        cannot come before its wait). The read of the BLPOP is given ``timeout +
+        WAIT_READ_MARGIN_S``, as in ``wait_reply``."""
+        pool = getattr(self._r, "connection_pool", None)
+        if pool is None:  # a cluster client: the stream and the reply are on two nodes
+            self.put(game_type, shard, message, game_id=game_id, command_id=command_id,
+                     pending=pending)  # fmt: skip
+            return self.wait_reply(game_id, command_id, timeout)
+        fields: list[Any] = []
+        for k, v in message.items():
+            fields += [k, v]
+        commands = [
+            ("SET", keys.result(game_id, command_id), pending, "EX", RESULT_TTL, "NX"),
+            ("XADD", keys.command_stream(game_type, shard), "*", *fields),
+            ("BLPOP", keys.reply(game_id, command_id), repr(float(timeout))),
+        ]
+        conn = pool.get_connection()
+        try:
+            conn.send_packed_command(conn.pack_commands(commands))
+            conn.read_response()
+            conn.read_response()
+            popped = conn.read_response(timeout=timeout + WAIT_READ_MARGIN_S)
+        except BaseException:
+            conn.disconnect()  # replies left unread must never reach the next user
+            raise
+        finally:
+            pool.release(conn)
+        return None if popped is None else cast(bytes, popped[1])
+
     def outcome(self, game_id: str, command_id: str) -> str | None:
         """See ``CommandBus.outcome``."""
         raw = self._r.get(keys.result(game_id, command_id))

@@ -521,19 +521,39 @@ def submit_command(app: App, message: CommandMessage, game_type: str) -> str:
     """Put a command on its game type's command stream (the gateway's and bots' path), with a
     ``pending`` outcome so the command is known (not a 404) until its outcome replaces it."""
     p = app.ports
-    pending = json.dumps(
-        {"command_id": message.command_id, "status": "pending", "seat": message.seat},
-        separators=(",", ":"),
-    )
     p.bus.put(
         game_type,
         shard_of(message.game_id, p.shards),
         message.to_fields(),
         game_id=message.game_id,
         command_id=message.command_id,
-        pending=pending,
+        pending=_pending(message),
     )
     return message.command_id
+
+
+def submit_and_wait(
+    app: App, message: CommandMessage, game_type: str, timeout: float
+) -> bytes | None:
+    """``submit_command``, then the worker's reply (``wait_reply``) within ``timeout`` seconds,
+    in one round trip on Redis."""
+    p = app.ports
+    return p.bus.put_and_wait(
+        game_type,
+        shard_of(message.game_id, p.shards),
+        message.to_fields(),
+        game_id=message.game_id,
+        command_id=message.command_id,
+        pending=_pending(message),
+        timeout=timeout,
+    )
+
+
+def _pending(message: CommandMessage) -> str:
+    return json.dumps(
+        {"command_id": message.command_id, "status": "pending", "seat": message.seat},
+        separators=(",", ":"),
+    )
 
 
 # ---- deciding (the worker) ----------------------------------------------------------------------

@@ -93,6 +93,21 @@ class CommandBus(Protocol):
         the command id already has one."""
         ...
 
+    def put_and_wait(
+        self,
+        game_type: str,
+        shard: int,
+        message: Mapping[str, str],
+        *,
+        game_id: str,
+        command_id: str,
+        pending: str,
+        timeout: float,
+    ) -> bytes | None:
+        """``put``, then ``wait_reply`` up to ``timeout`` seconds (one round trip where the
+        backend can: a waiting client's command costs the gateway one)."""
+        ...
+
     def outcome(self, game_id: str, command_id: str) -> str | None:
         """The stored outcome (JSON) of a command, or None."""
         ...

@@ -101,6 +101,30 @@ def test_a_waiting_client_gets_a_reply_sent_later(ports: Ports) -> None:
     assert got == [b"late"]
 
 
+def test_put_and_wait_queues_the_command_and_returns_its_reply(ports: Ports) -> None:
+    bus = ports.bus
+    fields = {"id": "c9", "game": "g", "seat": "0", "body": "{}", "ev": ""}
+    worker = threading.Timer(0.2, lambda: bus.complete("g", "c9", '{"s":"a"}', "done"))
+    worker.start()
+    got = bus.put_and_wait(
+        "fox", 0, fields, game_id="g", command_id="c9", pending='{"status":"pending"}',
+        timeout=10,
+    )  # fmt: skip
+    worker.join(15)
+    assert got == b"done"
+    assert bus.outcome("g", "c9") == '{"s":"a"}'
+    # Nobody answers: None once the wait is over, and the command stays queued and pending.
+    assert bus.put_and_wait(
+        "fox", 0, {**fields, "id": "c10"}, game_id="g", command_id="c10",
+        pending='{"status":"pending"}', timeout=0.05,
+    ) is None  # fmt: skip
+    assert bus.outcome("g", "c10") == '{"status":"pending"}'
+    if ports.client is not None:
+        ids = [f[b"id"] for _, f in ports.client.xrange("cmd:{fox}:0")]
+        assert ids[-2:] == [b"c9", b"c10"]
+        assert ports.client.ping()  # the connection it used is clean for the next command
+
+
 def test_send_once_is_true_only_the_first_time(ports: Ports) -> None:
     assert ports.bus.was_sent("g", "bot-1-5") is False
     assert ports.bus.send_once("g", "bot-1-5", 60) is True
