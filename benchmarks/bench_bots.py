@@ -118,7 +118,7 @@ def main() -> None:
         ("skull", [{"bot": "heuristic"}] + [{"bot": "random"}] * 3, 400, {}),
         ("skull", [{"bot": "ismcts", "budget_ms": 100}] + [{"bot": "random"}] * 3, 100, {}),
         ("skye", [{"bot": "heuristic"}] + [{"bot": "random"}] * 2, 60, {}),
-        ("skye", [{"bot": "ismcts", "budget_ms": 100}] + [{"bot": "heuristic"}] * 2, 30, {}),
+        ("skye", [{"bot": "ismcts", "budget_ms": 100}] + [{"bot": "heuristic"}] * 2, 150, {}),
     ]:
         row = win_rate(game, entrants, max(4, int(n * scale)), options)
         out["matches"].append(row)

@@ -8,8 +8,9 @@ rounds as the figure:
    uniform command, prices through ``random_command``'s view -> ``decide`` -> ``evolve``)
    against ``shared.sim.skye.random_playout`` (the same play-outs in distribution) from the
    same ``--states`` states (taken along random games from seeds, every phase), the k-th with
-   ``random.Random(k)``; also the rate of ``evaluated_rollout`` (what ISMCTS now uses for
-   Skye: the round's market, then a static evaluation), which is no full play-out. Every
+   ``random.Random(k)``; also the rate of ``evaluated_rollout`` (ISMCTS's former Skye
+   rollout: the round's market, then a static evaluation; the default is now
+   ``modelled_rollout``, the market as the heuristic plays it), which is no full play-out. Every
    timing starts cold (``cold``): new territories, the simulator's memo caches emptied.
 2. **Search**: ISMCTS iterations per CPU second on ``--views`` seat views of those games
    (``--iterations`` each, per phase: prices, buying, building), with the engine path's
@@ -99,9 +100,7 @@ def cold(states: list[skye.State]) -> list[skye.State]:
     so that no side profits from what an earlier timing computed (a territory caches its
     spots, areas and roads; ``shared.sim.skye`` memoises evaluations by territory). Within
     one timing the caches warm up as they do in a search."""
-    sim.territory_value.cache_clear()
-    sim.tile_gain.cache_clear()
-    sim._parent.cache_clear()
+    sim.clear_memos()
     return [
         replace(
             s,
@@ -127,14 +126,20 @@ def time_playouts(playout: Playout, states: list[skye.State]) -> float:
     return time.process_time() - start
 
 
-def time_search(rollout: ismcts.Rollout, views: list[dict[str, Any]], iterations: int) -> float:
+def time_search(
+    rollout: ismcts.Rollout, views: list[dict[str, Any]], iterations: int
+) -> tuple[float, int]:
     """CPU seconds for ``iterations`` ISMCTS iterations from each view, with ``rollout``
-    (the simulator's caches emptied first; views hold no territory objects)."""
+    (the simulator's caches emptied first; views hold no territory objects), and the
+    iterations done: a decision the Skye search leaves to the heuristic (buying, building)
+    does none."""
     cold([])
+    done = 0
     start = time.process_time()
     for k, view in enumerate(views):
-        ismcts.search(view, random.Random(k), iterations=iterations, rollout=rollout)
-    return time.process_time() - start
+        result = ismcts.search(view, random.Random(k), iterations=iterations, rollout=rollout)
+        done += result.iterations
+    return time.process_time() - start, done
 
 
 def run(seats: int, states_n: int, views_n: int, iterations: int, rounds: int, seed: int) -> dict:
@@ -194,15 +199,18 @@ def run(seats: int, states_n: int, views_n: int, iterations: int, rounds: int, s
         for r in range(rounds):
             row = {"round": r + 1}
             for name, rollout in rollouts.items():
-                seconds = time_search(rollout, chosen, iterations)
-                row[f"{name}_it_per_s"] = len(chosen) * iterations / seconds
+                seconds, done = time_search(rollout, chosen, iterations)
+                row[f"{name}_it_per_s"] = done / seconds if seconds > 0 else 0.0
             rows.append(row)
         summary = {
             f"median_{name}_it_per_s": statistics.median(r[f"{name}_it_per_s"] for r in rows)
             for name in rollouts
         }
         summary["median_ratio_default_vs_engine"] = statistics.median(
-            r["default_rollout_it_per_s"] / r["engine_rollout_it_per_s"] for r in rows
+            r["default_rollout_it_per_s"] / r["engine_rollout_it_per_s"]
+            if r["engine_rollout_it_per_s"]
+            else 0.0
+            for r in rows
         )
         search[phase] = {"rounds": rows, **summary}
         print(

@@ -45,7 +45,11 @@ provide, each optional: ``determinizer(view, seat)`` (when the engine has none: 
 once, a deal per iteration), ``sample_command(state, seat, rand)`` (one ``random_command``
 draw as an engine command, without building a view) and ``root_candidates(view, rand)`` (the
 root's candidates, client JSON, for an unlistable decision, instead of ``ROOT_SAMPLES``
-uniform draws). Each must keep the distribution (or, for candidates, the legality) of what it
+uniform draws), ``root_commands(view, rand)`` (the root's candidates for any decision, or None
+for the default ones: a game may narrow them to its heuristic's choice and its alternatives;
+one candidate is played without a search) and ``FLAT_SEARCH`` (true: every iteration plays out
+right below the root's move, for a rollout that models the other seats instead of a tree over
+their moves). Each must keep the distribution (or, for candidates, the legality) of what it
 replaces; the simulator's tests prove it.
 
 Randomness and determinism: the caller's ``rng`` (HMAC-based, slow) gives one 64-bit seed to a
@@ -196,12 +200,23 @@ def search(
             failed += not tree.iterate(root, options)
             done += 1
     by_key = {key: doc for key, _, doc in options}
-    # Most visited first; ties by mean reward, then by expansion order (a stable sort).
-    ranked = sorted(
-        root.children.items(),
-        key=lambda kv: (kv[1].visits, kv[1].reward / max(kv[1].visits, 1)),
-        reverse=True,
-    )
+    if tree.flat:
+        # A flat search's play-outs model the other seats (nearly deterministic), so a mean
+        # is exact after a visit or two while visit counts stay close: best mean first, ties
+        # to the candidate proposed first (a game's own choice, when it proposes one).
+        order = {key: i for i, (key, _, _) in enumerate(options)}
+        ranked = sorted(
+            root.children.items(),
+            key=lambda kv: (kv[1].reward / max(kv[1].visits, 1), -order[kv[0]]),
+            reverse=True,
+        )
+    else:
+        # Most visited first; ties by mean reward, then by expansion order (a stable sort).
+        ranked = sorted(
+            root.children.items(),
+            key=lambda kv: (kv[1].visits, kv[1].reward / max(kv[1].visits, 1)),
+            reverse=True,
+        )
     # No child only if every iteration failed (an engine's determinize at fault): still answer
     # with a legal command.
     command = dict(by_key[ranked[0][0]] if ranked else fast.choice(options)[2])
@@ -277,7 +292,7 @@ class _Search:
 
     __slots__ = (
         "engine", "view", "seat", "rand", "randbelow", "adapter", "rollout", "lists_all", "deal",
-        "sample",
+        "sample", "flat",
     )  # fmt: skip
 
     def __init__(
@@ -301,6 +316,9 @@ class _Search:
         self.sample: Callable[[Any, int, random.Random], Any] | None = getattr(
             sim, "sample_command", None
         )
+        # A game's simulator may ask for a flat search (``FLAT_SEARCH``): every iteration plays
+        # out right after the root's move, as its rollout models the other seats.
+        self.flat = bool(getattr(sim, "FLAT_SEARCH", False))
 
     def iterate(self, root: _Node, options: list[tuple[Any, Any, dict[str, Any]]]) -> bool:
         """One determinize-select-expand-play-out-back-propagate pass; False if the
@@ -362,7 +380,8 @@ class _Search:
                 state = evolve(state, event)
             node = best
             path.append(node)
-            if expanded:
+            if expanded or self.flat:
+                expanded = True  # a flat search plays out below every root move
                 break
             # The next branching point: skip unlistable decisions (drawn like chance events).
             result = outcome(state)
@@ -426,12 +445,18 @@ def _root_options(
 ) -> list[tuple[Any, Any, dict[str, Any]]]:
     """The root seat's candidates: (tree key, engine command, client JSON to send).
 
-    Listed commands as the view lists them; for an unlistable decision (a ``template`` entry
-    on an engine that does not list all commands) up to ``ROOT_SAMPLES`` distinct
-    ``random_command`` draws instead."""
+    The simulator module's ``root_commands`` when it proposes some; else listed commands as
+    the view lists them; for an unlistable decision (a ``template`` entry on an engine that
+    does not list all commands) up to ``ROOT_SAMPLES`` distinct ``random_command`` draws (or
+    the module's ``root_candidates``) instead."""
     listed = list(view.get("legal_commands") or [])
-    if not engine.TRAITS.lists_all_commands and any(d.get("template") is True for d in listed):
-        propose = getattr(_sim_module(engine), "root_candidates", None)
+    sim = _sim_module(engine)
+    chosen = getattr(sim, "root_commands", None)
+    proposed = chosen(view, rand) if chosen is not None else None
+    if proposed is not None:
+        listed = proposed
+    elif not engine.TRAITS.lists_all_commands and any(d.get("template") is True for d in listed):
+        propose = getattr(sim, "root_candidates", None)
         drawn: dict[str, dict[str, Any]] = {}
         if propose is not None:
             for doc in propose(view, rand):

@@ -142,6 +142,7 @@ GAMES: dict[str, tuple[str, Any, int, dict[str, Any]]] = {
     "skye-heuristic": ("skye", [HEURISTIC, RANDOM, RANDOM], 2, {}),
     "fox-ismcts": ("fox", [ISMCTS, RANDOM], 6, {"target": 1}),
     "skull-ismcts": ("skull", [ISMCTS, RANDOM, RANDOM], 2, {}),
+    "skye-ismcts": ("skye", [ISMCTS, RANDOM, RANDOM], 2, {}),
 }
 
 

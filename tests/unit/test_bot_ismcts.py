@@ -93,7 +93,7 @@ def _midgame_view(game: str, seats: int, options: dict[str, Any], seed: str, mov
     return views[0]
 
 
-@pytest.mark.parametrize(("game", "seats"), [("fox", 2), ("skull", 3)])
+@pytest.mark.parametrize(("game", "seats"), [("fox", 2), ("skull", 3), ("skye", 3)])
 def test_same_view_rng_and_iterations_give_same_command(game: str, seats: int) -> None:
     view = _midgame_view(game, seats, {"target": 1} if game == "fox" else {}, "same", 8)
     first = ismcts.search(view, bot_random("same", view["seat"], 9), iterations=60)

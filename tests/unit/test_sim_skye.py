@@ -8,7 +8,10 @@ change). Play-out moves are stepped side by side with the engine from game state
 ``skye.determinize`` states (same command, same effects, same tile draws), listed choices are
 checked index by index, price draws against the engine's distribution, play-outs for their
 rewards and, in distribution, against ``ismcts.random_playout``. The evaluated rollout, the
-determinizer, ``sample_command`` and ``root_candidates`` are checked against the engine too.
+determinizer, ``sample_command`` and ``root_candidates`` are checked against the engine too,
+and the search's model of the other seats against the heuristic bot: its prices and purchases,
+the modelled deals, the root's commands (legal, the heuristic's first) and a flat search's
+determinism with an iteration budget.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from hypothesis import strategies as st
 
 from shared import projections
 from shared.bots import ismcts
+from shared.bots import skye as skye_bot
 from shared.games import skye
 from shared.games.errors import GameError
 from shared.games.rng import Rng
@@ -595,3 +599,110 @@ def test_sampled_commands_and_root_candidates_are_legal(table: tuple[int, bool],
 def test_the_benchmark_script_imports() -> None:
     module = importlib.import_module("benchmarks.bench_sim_skye")
     assert callable(module.main)
+
+
+# --- the search against heuristic-like opponents --------------------------------------------
+
+
+def seat_view(state: State, seat: int) -> dict[str, Any]:
+    return {**projections.game_view(ENGINE, state, seat), "game": "skye"}
+
+
+@settings(max_examples=4, deadline=None)
+@given(tables, seeds)
+def test_root_commands_are_legal_and_start_with_the_heuristics_choice(
+    table: tuple[int, bool], seed: int
+) -> None:
+    """Building and buying: the heuristic's choice alone; prices: the heuristic's prices
+    first, then distinct legal alternatives."""
+    rnd = random.Random(seed)
+    for k, state in enumerate(states_of(*table, seed % 1000)):
+        acting = skye.to_act(state)
+        if not acting or rnd.random() > 0.3:
+            continue
+        seat = rnd.choice(acting)
+        view = seat_view(state, seat)
+        docs = sim.root_commands(view, random.Random(k))
+        own = skye_bot.choose(view, random.Random(k))
+        assert docs is not None and docs[0] == own
+        if state.phase in ("building", "buying"):
+            assert docs == [own] and own in view["legal_commands"]
+            continue
+        assert len({sim._doc_key(d) for d in docs}) == len(docs)
+        for doc in docs:
+            after(state, seat, skye.parse_command(doc), k)  # decide raises for an illegal one
+
+
+@settings(max_examples=4, deadline=None)
+@given(tables, seeds)
+def test_the_model_plays_as_the_heuristic(table: tuple[int, bool], seed: int) -> None:
+    """``modelled_prices`` is the heuristic's price decision (its ties broken by
+    ``Random(0)``), and ``modelled_buy`` its purchase where the heuristic has no tie."""
+    rnd = random.Random(seed)
+    checked = 0
+    for state in states_of(*table, seed % 1000):
+        if state.phase not in ("prices", "buying") or rnd.random() > 0.5:
+            continue
+        s = Sim.from_state(state)
+        for seat in skye.to_act(state):
+            view = seat_view(state, seat)
+            if state.phase == "prices":
+                own = skye_bot.choose(view, random.Random(0))
+                assert own is not None
+                assert sim.modelled_prices(s, seat) == (own["discard"], own["prices"])
+            else:
+                picks = {json_key(skye_bot.choose(view, random.Random(r))) for r in range(3)}
+                if len(picks) > 1:
+                    continue  # a tie the heuristic breaks at random
+                choice = sim.modelled_buy(s, seat, sim.model_of(s))
+                expected = (
+                    {"type": "pass"} if choice is None else {"type": "buy", "tile": choice[0]}
+                )
+                assert json_key(expected) in picks
+            checked += 1
+
+
+def json_key(doc: Any) -> str:
+    return ismcts._json_key(doc)
+
+
+def test_the_modelled_determinizer_deals_the_heuristics_prices_mostly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hidden-priced seat gets the heuristic's prices in about ``MODEL_NUM`` of
+    ``MODEL_DEN`` deals (3 of 4 here), legal either way, and the rest of the state as
+    ``determinize``."""
+    monkeypatch.setattr(sim, "MODEL_NUM", 3)
+    monkeypatch.setattr(sim, "MODEL_DEN", 4)
+    for state in states_of(3, False, 11):
+        hidden = [i for i, p in enumerate(state.players) if p.prices_set and p.drawn]
+        unset = [i for i, p in enumerate(state.players) if not p.prices_set]
+        if state.phase == "prices" and hidden and unset:
+            break
+    else:
+        pytest.fail("no state with hidden prices")
+    viewer, other = unset[0], hidden[0]
+    view = seat_view(state, viewer)
+    before = unset_prices(state, other)
+    own = skye_bot.choose(seat_view(before, other), random.Random(0))
+    assert own is not None
+    deal = sim.modelled_determinizer(view, viewer)
+    rng = chance(5)
+    modelled = 0
+    for _ in range(400):
+        dealt = deal(rng)
+        p = dealt.players[other]
+        command = m.SetPrices(discard=p.discard, prices=dict(p.offer))
+        skye.decide(unset_prices(state, other), other, command, chance(0))  # legal
+        modelled += (p.discard, dict(p.offer)) == (own["discard"], own["prices"])
+        assert skye.view(dealt, viewer)["players"] == view["players"]
+    assert 0.65 < modelled / 400 < 0.9
+
+
+def test_a_flat_search_is_deterministic_with_iterations() -> None:
+    for state in states_of(3, False, 4)[2:30:6]:
+        seat = skye.to_act(state)[0]
+        view = seat_view(state, seat)
+        first = ismcts.search(view, random.Random(3), iterations=40)
+        again = ismcts.search(view, random.Random(3), iterations=40)
+        assert first.command == again.command and first.children == again.children
