@@ -481,12 +481,12 @@ class Commands(MethodView):
                 202,
                 {"Location": location},
             )
-        reply = handlers.submit_and_wait(app, message, game_type, wait)
+        answered = _send_and_wait(app, message, game_type, wait)
         headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
-        if reply is None:
+        if answered is None:
             return {"command_id": cid, "status": "pending", "location": location}, 202, headers
-        head, _, seat_view = reply.partition(b"\n")
-        return _outcome_response(app, game_id, seat, json.loads(head), headers, seat_view or None)
+        outcome, seat_view = answered
+        return _outcome_response(app, game_id, seat, outcome, headers, seat_view)
 
 
 @blp.route("/v1/games/<game_id>/seats/<int:seat>/entropy")
