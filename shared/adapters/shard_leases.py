@@ -79,7 +79,12 @@ class ShardLeases:
             shard = (start + i) % self.shards
             if shard in self.owned:
                 continue
-            if self.r.set(lease_key(self.game_type, shard), self.owner, nx=True, px=self.ttl_ms):
+            key = lease_key(self.game_type, shard)
+            # A lease still held under this name is this worker's own from before a restart
+            # (the supervisor gives a restarted worker its name back): take it up at once.
+            if self.r.set(key, self.owner, nx=True, px=self.ttl_ms) or self._renew(
+                keys=[key], args=[self.owner, self.ttl_ms]
+            ):
                 self.owned.add(shard)
                 gained.append(shard)
         while len(self.owned) > share:

@@ -103,3 +103,17 @@ def test_a_stopping_worker_gives_its_leases_back_at_once(redis_client: redis.Red
     b = consumer(redis_client, "b")
     b.poll_once(block_ms=10)  # no wait for a's leases to run out
     assert b.leases.owned == set(range(SHARDS))  # type: ignore[union-attr]
+
+
+def test_a_restarted_worker_takes_its_own_leases_back_at_once(redis_client: redis.Redis) -> None:
+    first = consumer(redis_client, "slot-1")
+    first.poll_once(block_ms=10)
+    assert first.leases.owned == set(range(SHARDS))  # type: ignore[union-attr]
+    # Killed: no release. Its successor under the same name does not wait for the leases
+    # to run out.
+    again = consumer(redis_client, "slot-1")
+    again.poll_once(block_ms=10)
+    assert again.leases.owned == set(range(SHARDS))  # type: ignore[union-attr]
+    other = consumer(redis_client, "slot-2")
+    other.poll_once(block_ms=10)
+    assert not other.leases.owned  # type: ignore[union-attr]  # still held by slot-1
