@@ -476,15 +476,11 @@ class Commands(MethodView):
         wait = _prefer_wait()
         if wait is None:
             handlers.submit_command(app, message, game_type)
-            return (
-                {"command_id": cid, "status": "pending", "location": location},
-                202,
-                {"Location": location},
-            )
+            return _pending_response(cid, location, {"Location": location})
         answered = _send_and_wait(app, message, game_type, wait)
         headers = {"Location": location, "Preference-Applied": f"wait={_fmt(wait)}"}
         if answered is None:
-            return {"command_id": cid, "status": "pending", "location": location}, 202, headers
+            return _pending_response(cid, location, headers)
         outcome, seat_view = answered
         return _outcome_response(app, game_id, seat, outcome, headers, seat_view)
 
@@ -524,7 +520,7 @@ class Entropy(MethodView):
         answered = _send_and_wait(app, message, game_type, _prefer_wait() or 5.0)
         headers = {"Location": location}
         if answered is None:
-            return {"command_id": cid, "status": "pending", "location": location}, 202, headers
+            return _pending_response(cid, location, headers)
         outcome, seat_view = answered
         return _outcome_response(app, game_id, seat, outcome, headers, seat_view)
 
@@ -869,6 +865,13 @@ def _seat_of(app: App, game_id: str, detail: str) -> int:
             title="Unauthorized" if status == 401 else "Forbidden",
         )
     return caller.seat
+
+
+def _pending_response(
+    cid: str, location: str, headers: dict[str, str]
+) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """202: the command is queued and not answered yet; its status is at ``location``."""
+    return {"command_id": cid, "status": "pending", "location": location}, 202, headers
 
 
 def _outcome_response(

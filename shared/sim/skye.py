@@ -854,6 +854,21 @@ def greedy_buy(sim: Sim, seat: int, outlook: Outlook) -> tuple[str, int | None, 
     return best
 
 
+def _buy_out(
+    sim: Sim, choose: Callable[[int], tuple[str, int | None, int] | None], below: Below
+) -> None:
+    """Every purchase left in the round, each seat in turn buying what ``choose(seat)`` names
+    (tile, seller, price) or passing on None."""
+    while sim.phase == BUYING:
+        seat = (sim.start_player + sim.buys_done) % sim.seats
+        choice = choose(seat)
+        if choice is None:
+            sim._pass(below)
+        else:
+            tile, seller, price = choice
+            sim._bought(seat, tile, seller, price, below)
+
+
 def evaluated_rollout(state: State, rand: random.Random) -> list[float]:
     """The current round's remaining prices (random, as ``random_command`` draws them) and
     buys (``greedy_buy``), then rewards (``win_shares``) from ``evaluate``, which values the
@@ -869,13 +884,7 @@ def evaluated_rollout(state: State, rand: random.Random) -> list[float]:
     round_no = sim.round
     while sim.phase == PRICES and sim.round == round_no:
         sim.random_move(below, below)
-    while sim.phase == BUYING:
-        seat = (sim.start_player + sim.buys_done) % sim.seats
-        choice = greedy_buy(sim, seat, outlook)
-        if choice is None:
-            sim._pass(below)
-        else:
-            sim._bought(seat, *choice, below)
+    _buy_out(sim, lambda seat: greedy_buy(sim, seat, outlook), below)
     if sim.phase == OVER:
         return sim.rewards()
     if sim.round != round_no:  # every tile came back: the round was scored already
@@ -1234,13 +1243,7 @@ def modelled_rollout(engine: Any, state: State, rand: random.Random) -> list[flo
         sim._set_prices(seat, discard, prices, below)
     if sim.phase == BUYING:
         model = model_of(sim)
-        while sim.phase == BUYING:
-            seat = (sim.start_player + sim.buys_done) % sim.seats
-            choice = modelled_buy(sim, seat, model)
-            if choice is None:
-                sim._pass(below)
-            else:
-                sim._bought(seat, *choice, below)
+        _buy_out(sim, lambda seat: modelled_buy(sim, seat, model), below)
     if sim.phase == OVER:
         return sim.rewards()
     return win_shares(memo_evaluate(sim), temperature_of(sim))
