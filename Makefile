@@ -19,14 +19,15 @@ venv: $(STAMP)
 # The browser tests drive Debian's chromium through Playwright (never `playwright install`,
 # which downloads a browser): install the package when it is missing. Where apt-get cannot
 # run (not root, no sudo) or cannot install it (no package source), those tests are skipped
-# and say so; the rest of the suite still runs.
+# and say so; the rest of the suite still runs. A package source that does not answer costs at
+# most the `timeout`s below, not the CI run.
 APT := $(shell [ "$$(id -u)" = 0 ] && echo apt-get || (sudo -n true 2>/dev/null && echo "sudo apt-get"))
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ -n "$(APT)" ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing chromium for the browser tests"; \
-	    $(APT) update -qq || $(APT) update -qq; \
-	    DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq chromium || \
+	    timeout 300 $(APT) update -qq || timeout 300 $(APT) update -qq; \
+	    DEBIAN_FRONTEND=noninteractive timeout 900 $(APT) install -y -qq chromium || \
 	      echo "WARNING: apt-get could not install chromium: tests/e2e/test_browser.py will be skipped"; \
 	  else \
 	    echo "chromium is missing and apt-get cannot run here: tests/e2e/test_browser.py will be skipped"; \
