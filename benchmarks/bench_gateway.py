@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import machine, pct, redis_round_trip  # noqa: E402
+from benchmarks.common import cpu_seconds, machine, pct, redis_round_trip  # noqa: E402
 from shared.redis_server import RedisServer, free_port  # noqa: E402
 
 BARE = "bare endpoint"
@@ -125,24 +125,6 @@ def _client(
     out.put((lat, errors[0]))
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User+system CPU seconds of a process and all its descendants (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                todo.extend(int(c) for c in f.read().split())
-        except OSError:
-            continue
-    return total
-
-
 class Stack:
     """One contender: a redis-server, gunicorn (the gateway's settings) and, for the whole
     path, Fox worker(s), with the code of ``tree``; all on loopback."""
@@ -187,9 +169,9 @@ class Stack:
 
     def cpu(self) -> dict[str, float]:
         return {
-            "gateway (gunicorn)": _cpu_seconds(self.procs[0].pid),
-            "game worker(s)": sum(_cpu_seconds(p.pid) for p in self.procs[1:]),
-            "redis-server": _cpu_seconds(self.server.proc.pid),
+            "gateway (gunicorn)": cpu_seconds(self.procs[0].pid),
+            "game worker(s)": sum(cpu_seconds(p.pid) for p in self.procs[1:]),
+            "redis-server": cpu_seconds(self.server.proc.pid),
         }
 
     def drive(

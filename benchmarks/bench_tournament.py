@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis  # noqa: E402
 
-from benchmarks.common import machine  # noqa: E402
+from benchmarks.common import cpu_seconds, machine, redis_cpu_seconds  # noqa: E402
 from services.celery_client import TOURNAMENT_QUEUE, CeleryDispatcher  # noqa: E402
 from shared.app import tournaments  # noqa: E402
 from shared.app.playout import play  # noqa: E402
@@ -79,12 +79,18 @@ def through_celery(url: str, games: int, seed: str, concurrency: int) -> dict[st
         warm, _ = tournaments.create_tournament(app, body(2, "warm-up"), max_games=games)
         _wait(app, warm, 120)
         before = int(client.info("memory")["used_memory"])
+        cpu_before = cpu_seconds(worker.pid), redis_cpu_seconds(client)
         started = time.perf_counter()
         tid, _ = tournaments.create_tournament(app, body(games, seed), max_games=games)
         last = _wait(app, tid, 3600, progress=True)
         seconds = time.perf_counter() - started
+        cpu_after = cpu_seconds(worker.pid), redis_cpu_seconds(client)
         after = int(client.info("memory")["used_memory"])
         return {
+            # CPU per game of the Celery worker (main process and pool) and of redis-server:
+            # steadier than the rates on a shared machine, and what the rate is made of.
+            "celery_cpu_ms_per_game": (cpu_after[0] - cpu_before[0]) * 1000 / games,
+            "redis_cpu_ms_per_game": (cpu_after[1] - cpu_before[1]) * 1000 / games,
             "tournament": tid,
             "games": games,
             "seconds": seconds,
@@ -117,11 +123,16 @@ def in_process(games: int, seed: str) -> dict[str, Any]:
     from shared.tournaments.plan import parse
 
     plan: Plan = parse(body(games, seed), max_games=games)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for i in range(games):
         play(plan.game, plan.seat_specs(i), plan.options, plan.game_seed(i), keep_envelopes=False)
     seconds = time.perf_counter() - started
-    return {"games": games, "seconds": seconds, "games_per_s": games / seconds}
+    return {
+        "games": games,
+        "seconds": seconds,
+        "games_per_s": games / seconds,
+        "cpu_ms_per_game": (time.process_time() - cpu) * 1000 / games,
+    }
 
 
 def main() -> None:

@@ -71,3 +71,27 @@ def ratio_summary(rounds: list[dict[str, float]]) -> dict[str, float]:
         "median_engine_games_per_s": statistics.median(r["engine_games_per_s"] for r in rounds),
         "median_sim_games_per_s": statistics.median(r["sim_games_per_s"] for r in rounds),
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User+system CPU seconds of a process and all its live descendants (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return total
+
+
+def redis_cpu_seconds(client: redis.Redis) -> float:
+    """The Redis server's own user+system CPU seconds (INFO cpu)."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from shared.games.rng import hmac_hex
+from shared.games.rng import hmac_hex, hmac_pads
 
 GENESIS_HASH = "0" * 64
 
@@ -199,6 +199,104 @@ def seal(
         )
         prev_hash = h
     return out
+
+
+def json_bytes(value: Any) -> bytes:
+    """``canonical_json(value)`` as UTF-8 bytes: the piece of a hashed body that stands for
+    ``value`` (compact canonical JSON nests: an object's spelling is its members' spellings in
+    key order)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return canonical_json(value).encode()
+
+
+def stored_json(env: Envelope) -> bytes:
+    """The bytes the store keeps for ``env``: its fields but ``prev_hash``, which is the entry
+    before's ``hash`` (not stored twice: a sixth of the bytes)."""
+    doc = env.to_dict()
+    del doc["prev_hash"]
+    return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
+
+
+@dataclass(slots=True)
+class EncodedLog:
+    """Sealed envelopes as the store keeps them: ``entries`` of (version, ``stored_json``),
+    the first chained to ``prev_hash``; what a log written in one go appends without building
+    an ``Envelope`` for each event."""
+
+    prev_hash: str
+    entries: list[tuple[int, bytes]]
+    hash: str  # the last entry's
+
+    def envelopes(self) -> list[Envelope]:
+        """The envelopes the entries stand for."""
+        out = []
+        prev = self.prev_hash
+        for _version, raw in self.entries:
+            doc = orjson.loads(raw)
+            doc["prev_hash"] = prev
+            prev = doc["hash"]
+            out.append(Envelope.from_dict(doc))
+        return out
+
+
+class ChainWriter:
+    """Seals and encodes one envelope at a time, byte for byte as ``seal`` hashes and the store
+    encodes, for logs written in one go (a tournament's whole game): the caller hands over each
+    value's canonical JSON (``json_bytes``), which it can keep for values that recur (an
+    engine's events repeat from game to game), and both the hashed body and the stored entry
+    are joined from those pieces instead of encoding every envelope whole, twice. A property
+    test holds it to ``seal``."""
+
+    __slots__ = ("version", "hash", "log", "_inner", "_outer", "_cid", "_seat", "_at", "_types")
+
+    def __init__(self, seed: str, *, version: int, prev_hash: str) -> None:
+        self.version = version
+        self.hash = prev_hash
+        self.log = EncodedLog(prev_hash=prev_hash, entries=[], hash=prev_hash)
+        self._inner, self._outer = hmac_pads(seed)
+        self._cid = self._seat = self._at = b"null"
+        self._types: dict[str, bytes] = {}
+
+    def begin(self, *, command_id: str | None, seat: int | None, at: str) -> None:
+        """What caused the envelopes that follow, and when."""
+        self._cid = json_bytes(command_id)
+        self._seat = b"null" if seat is None else b"%d" % seat
+        self._at = json_bytes(at)
+
+    def add(self, type: str, data_json: bytes, command_json: bytes | None = None) -> None:
+        """The next envelope, of ``type`` with data ``data_json`` (``json_bytes`` of the data),
+        recording the command whose ``json_bytes`` is ``command_json`` if given."""
+        version = self.version + 1
+        inner = self._inner.copy()
+        inner.update(b"salt:%d" % version)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        type_json = self._types.get(type)
+        if type_json is None:
+            type_json = self._types[type] = json_bytes(type)
+        cid, seat, at = self._cid, self._seat, self._at
+        if command_json is None:
+            body = (
+                b'{"at":%s,"command_id":%s,"data":%s,"salt":"%s","seat":%s,"type":%s,"version":%d}'
+            )
+            body %= (at, cid, data_json, outer.hexdigest().encode(), seat, type_json, version)
+            tail = b"}"
+        else:
+            body = (
+                b'{"at":%s,"command":%s,"command_id":%s,"data":%s,"salt":"%s","seat":%s,'
+                b'"type":%s,"version":%d}'
+            )
+            body %= (at, command_json, cid, data_json, outer.hexdigest().encode(), seat,
+                     type_json, version)  # fmt: skip
+            tail = b',"command":%s}' % command_json
+        h = hashlib.sha256(b"%s\n%s" % (self.hash.encode(), body)).hexdigest()
+        entry = b'{"version":%d,"type":%s,"data":%s,"command_id":%s,"seat":%s,"at":%s,"hash":"%s"%s'
+        entry %= (version, type_json, data_json, cid, seat, at, h.encode(), tail)
+        self.log.entries.append((version, entry))
+        self.version, self.hash = version, h
+        self.log.hash = h
 
 
 def verify_chain(envelopes: Iterable[Envelope], seed: str) -> int:

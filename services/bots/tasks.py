@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 
 # Hard time limits (seconds) by task: a pool process past one is killed and the task fails.
 # The broker's visibility timeout is set from the longest (``celery_app``). A bot's move is a
-# search of at most 10 s (``budget_ms``); a tournament batch plays CHUNK whole games.
+# search of at most 10 s (``budget_ms``); a tournament batch plays up to CHUNK whole games of
+# quick bots, or SEARCH_CHUNK of search bots (``tournaments.chunks``).
 TIME_LIMITS = {
     "bots.move": 120,
     "scoring.finalize": 60,
@@ -77,7 +78,7 @@ def launch(tournament_id: str, send: Callable[..., Any]) -> int:
     entry = _application().ports.tournaments.get(tournament_id)
     if entry is None:
         return 0
-    batches = tournaments.chunks(int(entry.plan["games"]))
+    batches = tournaments.chunks(entry.plan)
     for batch in batches:
         send("tournaments.play", args=[tournament_id, batch], queue=TOURNAMENT_QUEUE)
     return len(batches)

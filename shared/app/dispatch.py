@@ -42,5 +42,5 @@ class InlineDispatcher:
         entry = self.app.ports.tournaments.get(tournament_id)
         if entry is None:
             return
-        for batch in tournaments.chunks(int(entry.plan["games"])):
+        for batch in tournaments.chunks(entry.plan):
             tournaments.play_games(self.app, tournament_id, batch)

@@ -18,7 +18,18 @@ from shared import games
 from shared.app import bots
 from shared.app.handlers import creation_events, decide_events, seats_from_specs
 from shared.app.match import Match, Seat
-from shared.events import GENESIS_HASH, Envelope, seal
+from shared.events import (
+    GENESIS_HASH,
+    SEED_REVEALED,
+    ChainWriter,
+    EncodedLog,
+    Envelope,
+    json_bytes,
+    seal,
+    stored_json,
+)
+from shared.games import errors as rules
+from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
 from shared.projections import view
 from shared.record import GameRecord, fold
@@ -37,6 +48,8 @@ class Played:
     actions: int = 0
     envelopes: list[Envelope] = field(default_factory=list)
     commands: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    # With ``encoded``: the sealed log as the store keeps it (``envelopes`` left empty).
+    log: EncodedLog | None = None
 
 
 def play(
@@ -51,6 +64,7 @@ def play(
     max_actions: int = 100_000,
     on_step: Step | None = None,
     tournament: Mapping[str, Any] | None = None,
+    encoded: bool = False,
 ) -> Played:
     """Play one game to its end. Each seat to act (the first of ``to_act``) moves by
     ``chooser`` when it gives a command, else by its bot (seats without a bot play ``random``).
@@ -58,23 +72,24 @@ def play(
     With ``keep_envelopes`` the sealed, hash-chained log is kept (what tournaments append);
     without it only states are folded (the fast path of benchmarks: same games, no hashing).
     ``on_step(record_before, seat, command, engine_events, state_after)`` sees every move.
-    ``tournament`` (``{"id", "index"}``) is named in ``game_created``.
+    ``tournament`` (``{"id", "index"}``) is named in ``game_created``. ``encoded`` (no
+    chooser, no observer) gives the log in ``log`` as the store keeps it, for
+    ``EventStore.append_log``, and no ``envelopes``.
     """
     engine = games.get(game)
     seats, _tokens = seats_from_specs(seat_specs)
     opts = engine.parse_options(len(seats), dict(options))
     if not keep_envelopes and chooser is None and on_step is None:
         return _fast(engine, game, seats, opts, seed, max_actions)
-    new = creation_events(game, seats, opts, seed, tournament=tournament)
-    envs = seal(
-        new,
-        after_version=0,
-        prev_hash=GENESIS_HASH,
-        command_id="create",
-        seat=None,
-        at=clock(),
-        seed=seed,
-    )
+    if keep_envelopes and chooser is None and on_step is None:
+        played = _sealed(engine, game, seats, opts, seed, clock, max_actions, tournament)
+        if not encoded:
+            assert played.log is not None
+            played.envelopes, played.log = played.log.envelopes(), None
+        return played
+    if encoded:
+        raise ValueError("an encoded log is written without a chooser or an observer")
+    envs = _creation(game, seats, opts, seed, clock, tournament)
     record = fold("playout", envs)
     played = Played(record=record, envelopes=list(envs) if keep_envelopes else [])
     lists_all = engine.TRAITS.lists_all_commands
@@ -143,6 +158,27 @@ def play(
     return played
 
 
+def _creation(
+    game: str,
+    seats: Sequence[Seat],
+    options: Mapping[str, Any],
+    seed: str,
+    clock: Callable[[], str],
+    tournament: Mapping[str, Any] | None,
+) -> list[Envelope]:
+    """The creation envelopes, sealed as the service seals them (command id ``create``)."""
+    new = creation_events(game, seats, options, seed, tournament=tournament)
+    return seal(
+        new,
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="create",
+        seat=None,
+        at=clock(),
+        seed=seed,
+    )
+
+
 def _fast(
     engine: Any,
     game: str,
@@ -203,3 +239,114 @@ def _fast(
         seed=seed,
     )
     return Played(record=final, actions=actions)
+
+
+# An engine's events and commands recur from game to game (Fox's are one object per card): their
+# JSON and its canonical bytes, kept per object so that a log written whole encodes each once.
+_JSON_KEEP = 200_000
+_event_json: dict[Any, tuple[str, bytes]] = {}
+_command_json: dict[Any, tuple[dict[str, Any], bytes]] = {}
+
+
+def _event_doc(engine: Any, event: Any) -> tuple[str, bytes]:
+    try:
+        return _event_json[event]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable event: encoded every time
+        doc = engine.event_to_json(event)
+        return doc["type"], json_bytes(doc["data"])
+    doc = engine.event_to_json(event)
+    out = (doc["type"], json_bytes(doc["data"]))
+    if len(_event_json) >= _JSON_KEEP:
+        _event_json.clear()
+    _event_json[event] = out
+    return out
+
+
+def _command_doc(engine: Any, command: Any) -> tuple[dict[str, Any], bytes]:
+    try:
+        return _command_json[command]
+    except KeyError:
+        pass
+    except TypeError:
+        parsed = engine.command_to_json(command)
+        return parsed, json_bytes(parsed)
+    parsed = engine.command_to_json(command)
+    out = (parsed, json_bytes(parsed))
+    if len(_command_json) >= _JSON_KEEP:
+        _command_json.clear()
+    _command_json[command] = out
+    return out
+
+
+def _sealed(
+    engine: Any,
+    game: str,
+    seats: Sequence[Seat],
+    options: Mapping[str, Any],
+    seed: str,
+    clock: Callable[[], str],
+    max_actions: int,
+    tournament: Mapping[str, Any] | None,
+) -> Played:
+    """``play`` with no chooser and no observer, the log kept in ``log``: the same envelopes
+    byte for byte (a property test holds the two to it), each sealed and encoded by a
+    ``ChainWriter`` from JSON encoded once per distinct event and command, and no record
+    built but for the bots that read a view."""
+    envs = _creation(game, seats, options, seed, clock, tournament)
+    start = fold("playout", envs)
+    match, state = start.match, start.state
+    writer = ChainWriter(seed, version=start.version, prev_hash=start.head_hash)
+    writer.log.prev_hash = GENESIS_HASH
+    writer.log.entries += [(env.version, stored_json(env)) for env in envs]
+    played = Played(record=start, log=writer.log)
+    commands = played.commands
+    outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
+    decide, evolve, add = engine.decide, engine.evolve, writer.add
+    listed = engine.TRAITS.lists_all_commands
+    names = [s.bot or "random" for s in match.seats]
+    revealed = json_bytes({"seed": seed})
+    actions = 0
+    while outcome(state) is None:
+        if actions >= max_actions:
+            raise RuntimeError(f"game did not end within {max_actions} actions")
+        seat = to_act(state)[0]
+        version = writer.version
+        if names[seat] == "random" and listed:
+            legal = legal_commands(state, seat)
+            command = legal[bot_choice_index(seed, seat, version, len(legal))]
+        else:
+            record = GameRecord(
+                id="playout", match=match, version=version, head_hash=writer.hash, state=state
+            )
+            spec = {"bot": names[seat], **(match.seats[seat].bot_spec or {})}
+            body = bots.play(spec, view(record, seat), bot_random(seed, seat, version))
+            assert body is not None, "a bot to act had nothing to do"
+            command = engine.parse_command(body)
+        events = decide(state, seat, command, Rng(seed, f"v{version}"))
+        if not events:  # as decide_events: a bot's legal command always changes something
+            raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
+        cid = f"bot-{seat}-{version}"
+        writer.begin(command_id=cid, seat=seat, at=clock())
+        parsed, parsed_json = _command_doc(engine, command)
+        recorded: bytes | None = parsed_json  # in the command's first envelope only
+        for e in events:
+            kind, data_json = _event_doc(engine, e)
+            state = evolve(state, e)
+            add(kind, data_json, recorded)
+            recorded = None
+        commands.append((cid, seat, parsed))
+        actions += 1
+    if actions:
+        add(SEED_REVEALED, revealed)
+    played.record = GameRecord(
+        id="playout",
+        match=match,
+        version=writer.version,
+        head_hash=writer.hash,
+        state=state,
+        seed=seed if actions else None,
+    )
+    played.actions = actions
+    return played

@@ -27,7 +27,14 @@ from shared.store import DuplicateCommand, StaleVersion
 from shared.tournaments import standings
 from shared.tournaments.plan import Plan, PlanError, game_id, parse, spec_label
 
-CHUNK = 8  # games per Celery task: fewer broker round trips, each game still stored alone
+# Games per Celery task: fewer broker round trips and batch folds, each game still stored alone.
+# Games of quick bots (a few milliseconds each) go 32 to a task; a search bot's game can take
+# minutes, so those go one to a task, inside its time limit (services/bots/tasks.py);
+# and a small tournament is still spread over at least MIN_TASKS tasks, for every core.
+CHUNK = 32
+SEARCH_CHUNK = 1
+QUICK_BOTS = frozenset({"random", "heuristic"})
+MIN_TASKS = 8
 QUEUED, RUNNING, FINISHED, CANCELLED = "queued", "running", "finished", "cancelled"
 
 
@@ -53,8 +60,11 @@ def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> t
     return tournament_id, plan
 
 
-def chunks(total: int, size: int = CHUNK) -> list[list[int]]:
-    """Game indexes in the tasks' batches."""
+def chunks(plan_doc: Mapping[str, Any]) -> list[list[int]]:
+    """Game indexes in the tasks' batches for a stored plan."""
+    total = int(plan_doc["games"])
+    quick = all(e.get("bot") in QUICK_BOTS for e in plan_doc["entrants"])
+    size = max(1, min(CHUNK if quick else SEARCH_CHUNK, -(-total // MIN_TASKS)))
     return [list(range(i, min(i + size, total))) for i in range(0, total, size)]
 
 
@@ -112,8 +122,9 @@ def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameReco
         seed,
         clock=lambda: at,
         tournament={"id": tournament_id, "index": index},
+        encoded=True,
     )
-    envs = played.envelopes
+    assert played.log is not None
     # The directory first, as for a live game: a game whose events exist has its seed.
     p.directory.register(
         GameEntry(
@@ -121,13 +132,13 @@ def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameReco
             game=plan.game,
             seed=seed,
             shard=shard_of(gid, p.shards),
-            created_at=envs[0].at,
+            created_at=at,
             token_hashes=tuple(None for _ in range(plan.players)),
         ),
         p.clock.epoch(),
     )
     try:
-        p.store.append(gid, envs, expected_version=0, command_id="create")
+        p.store.append_log(gid, played.log, expected_version=0, command_id="create")
     except (StaleVersion, DuplicateCommand):
         return fold(gid, p.store.read(gid))  # stored before: that log counts
     return replace(played.record, id=gid)

@@ -96,6 +96,12 @@ def hmac_hex(seed: str, msg: bytes) -> str:
     return o.hexdigest()
 
 
+def hmac_pads(seed: str) -> tuple[Any, Any]:
+    """SHA-256 states after the HMAC inner and outer key pads of ``seed`` (cached): copy
+    them, then feed a message to the inner and the inner's digest to the outer."""
+    return _hmac_pads(seed)
+
+
 @functools.lru_cache(maxsize=4096)
 def _hmac_pads(seed: str) -> tuple[Any, Any]:
     """SHA-256 states after the HMAC inner and outer key pads (RFC 2104) of ``seed``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from shared.events import GENESIS_HASH, Envelope
+from shared.events import GENESIS_HASH, EncodedLog, Envelope
 from shared.store.port import AppendResult, DuplicateCommand, StaleVersion
 
 
@@ -40,6 +40,19 @@ class MemoryEventStore:
             if command_id is not None:
                 seen[command_id] = (result.first, result.last)
             return result
+
+    def append_log(
+        self,
+        game_id: str,
+        log: EncodedLog,
+        *,
+        expected_version: int,
+        command_id: str | None = None,
+    ) -> AppendResult:
+        """See ``EventStore.append_log``."""
+        return self.append(
+            game_id, log.envelopes(), expected_version=expected_version, command_id=command_id
+        )
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``EventStore.read``."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.events import Envelope
+from shared.events import EncodedLog, Envelope
 
 
 class StaleVersion(Exception):
@@ -49,6 +49,18 @@ class EventStore(Protocol):
     ) -> AppendResult:
         """Atomically append sealed envelopes if the stream is at ``expected_version`` and
         ``command_id`` was never applied; else raise StaleVersion or DuplicateCommand."""
+        ...
+
+    def append_log(
+        self,
+        game_id: str,
+        log: EncodedLog,
+        *,
+        expected_version: int,
+        command_id: str | None = None,
+    ) -> AppendResult:
+        """``append`` for envelopes already encoded as the store keeps them (a whole game
+        written in one go)."""
         ...
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:

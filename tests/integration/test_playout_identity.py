@@ -123,3 +123,30 @@ def test_the_fast_path_plays_the_same_game(game: str, seats: int, options: dict[
         assert fast.record.state == full.record.state
         assert (fast.record.version, fast.actions) == (full.record.version, full.actions)
         assert fast.record.version == full.envelopes[-1].version
+
+
+@pytest.mark.parametrize(("game", "seats", "options"), GAMES)
+def test_the_sealed_path_writes_the_general_loops_log(
+    game: str, seats: int, options: dict[str, Any]
+) -> None:
+    # Without a chooser or an observer ``play`` seals through a ChainWriter from JSON kept
+    # per event; an observer that does nothing sends it through the general loop instead.
+    specs = [{"bot": "heuristic"}, *[{"bot": "random"}] * (seats - 1)]
+    for i in range(2):
+        tour = {"id": "t0", "index": i}
+        a_clock, b_clock = TickingClock(), TickingClock()
+        sealed = play(game, specs, options, f"sealed-{i}", clock=a_clock.now, tournament=tour)
+        general = play(
+            game,
+            specs,
+            options,
+            f"sealed-{i}",
+            clock=b_clock.now,
+            tournament=tour,
+            on_step=lambda *_: None,
+        )
+        assert _log(sealed.envelopes) == _log(general.envelopes)
+        assert sealed.envelopes == general.envelopes
+        assert sealed.commands == general.commands
+        assert sealed.record == general.record
+        assert sealed.actions == general.actions

@@ -5,18 +5,22 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.events import (
     GENESIS_HASH,
+    ChainWriter,
     Envelope,
     NewEvent,
     canonical_json,
     chain_hash,
     event_salt,
+    json_bytes,
     seal,
+    stored_json,
     verify_chain,
     verify_links,
 )
@@ -126,3 +130,73 @@ def test_the_salt_is_the_plain_hmac() -> None:
     for seed in ("s", "x" * 100, "é"):
         expected = hmac.new(seed.encode(), b"salt:7", hashlib.sha256).hexdigest()
         assert event_salt(seed, 7) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.sampled_from(["a", "card_played", "é"]), JSON_VALUES), max_size=5),
+    command=st.none() | JSON_VALUES,
+    command_id=st.none() | st.text(max_size=12),
+    seat=st.none() | st.integers(0, 11),
+    at=st.text(max_size=30),
+    after=st.integers(0, 500),
+    seed=st.text(min_size=1, max_size=80),
+)
+def test_the_chain_writer_seals_as_seal_does(
+    events: list[tuple[str, object]],
+    command: object,
+    command_id: str | None,
+    seat: int | None,
+    at: str,
+    after: int,
+    seed: str,
+) -> None:
+    new = [NewEvent(type=t, data={"v": v}) for t, v in events]
+    prev = "ab" * 32
+    expected = seal(
+        new,
+        after_version=after,
+        prev_hash=prev,
+        command_id=command_id,
+        seat=seat,
+        at=at,
+        seed=seed,
+        command=command,  # type: ignore[arg-type]
+    )
+    writer = ChainWriter(seed, version=after, prev_hash=prev)
+    writer.begin(command_id=command_id, seat=seat, at=at)
+    for i, event in enumerate(new):
+        recorded = json_bytes(command) if i == 0 and command is not None else None
+        writer.add(event.type, json_bytes(event.data), recorded)
+    assert writer.log.envelopes() == expected
+    # What the store keeps: the envelope's fields but prev_hash, in the store's own spelling.
+    assert [orjson.loads(raw) for _v, raw in writer.log.entries] == [
+        orjson.loads(stored_json(e)) for e in expected
+    ]
+    assert [v for v, _raw in writer.log.entries] == [e.version for e in expected]
+    assert (writer.version, writer.hash, writer.log.hash) == (
+        (expected[-1].version, expected[-1].hash, expected[-1].hash)
+        if expected
+        else (after, prev, prev)
+    )
+
+
+def test_the_chain_writer_spells_what_orjson_refuses_as_canonical_json() -> None:
+    for data in ({"n": 2**70}, {3: "x"}):
+        _writer_matches_seal(data)
+
+
+def _writer_matches_seal(data: dict) -> None:
+    [expected] = seal(
+        [NewEvent(type="t", data=data)],
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="c",
+        seat=0,
+        at="now",
+        seed="s",
+    )
+    writer = ChainWriter("s", version=0, prev_hash=GENESIS_HASH)
+    writer.begin(command_id="c", seat=0, at="now")
+    writer.add("t", json_bytes(data))
+    assert writer.hash == expected.hash

@@ -152,3 +152,15 @@ def test_plan_round_trips_through_the_store() -> None:
     tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
     entry = app.ports.tournaments.get(tid)
     assert entry is not None and Plan.from_doc(entry.plan) == plan
+
+
+def test_batches_cover_every_game_once_quick_bots_many_to_a_task_search_bots_one() -> None:
+    quick = {**FOX, "games": 1000}
+    search = {**FOX, "entrants": [{"bot": "ismcts", "iterations": 50}, {"bot": "random"}]}
+    for body, size in ((quick, tournaments.CHUNK), ({**search, "games": 40}, 1)):
+        batches = tournaments.chunks(body)
+        assert [i for b in batches for i in b] == list(range(body["games"]))
+        assert max(len(b) for b in batches) == size
+    # A small tournament is still spread over several tasks, for every core.
+    small = tournaments.chunks({**FOX, "games": 20})
+    assert len(small) >= tournaments.MIN_TASKS // 2 and max(len(b) for b in small) < 20
