@@ -23,6 +23,10 @@ DEFAULT_RATE_LIMITS = {
     "join": "60/minute",  # seats joined per client address
     "command": "20/second",  # commands per seat token
     "suggest": "20/minute",  # hints per seat token (a search holds a gateway thread)
+    # Reads that fold or re-decide a whole log (tens to hundreds of ms of a gateway's CPU), per
+    # client address; auditor and organizer keys are not limited.
+    "audit": "30/minute",
+    "replay": "600/minute",  # the web page's replay asks once per version stepped to
 }
 
 

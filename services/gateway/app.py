@@ -122,7 +122,8 @@ def create_app(
 # Errors an operation can answer, besides those it documents itself: by what it takes.
 RATE_LIMITED = {("post", "/v1/games"), ("post", "/v1/games/{game_id}/commands"),
                 ("post", "/v1/games/{game_id}/seats/{seat}/join"),
-                ("get", "/v1/games/{game_id}/suggestion")}  # fmt: skip
+                ("get", "/v1/games/{game_id}/suggestion"),
+                ("get", "/v1/games/{game_id}/audit")}  # fmt: skip
 
 
 def _document_errors(api: Api) -> None:

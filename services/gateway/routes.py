@@ -749,6 +749,7 @@ class Audit(MethodView):
         service holds, never shown), anyone once the game is over."""
         app = application()
         caller = auth.caller_for(app, game_id)
+        limits_guard.check("audit")  # re-deciding a whole log costs the gateway real CPU
         return _read(queries.audit_report, app, game_id, caller)
 
 

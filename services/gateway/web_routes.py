@@ -17,7 +17,7 @@ from typing import Any
 from flask import Blueprint, Response, request, send_from_directory
 from werkzeug.exceptions import NotFound
 
-from services.gateway import auth
+from services.gateway import auth, limits_guard
 from services.gateway.problems import Problem
 from services.gateway.routes import application
 from shared.app import replay
@@ -103,6 +103,7 @@ def replay_views(game_id: str) -> Response:
     """Every seat's view and the spectator's at ``?version=N`` (default: the last) of a game
     whose log the caller may export: anyone once it is over, auditors at any time."""
     app = application()
+    limits_guard.check("replay")  # each answer folds the whole log again
     raw = request.args.get("version")
     if raw is not None and not raw.isdigit():
         raise Problem(422, "request/invalid", "version must be a whole number",

@@ -8,7 +8,7 @@ import redis
 from services.gateway.app import create_app
 from shared.app.ports import NullDispatcher
 from shared.config import Settings
-from tests.integration.conftest import ORGANIZER
+from tests.integration.conftest import AUDITOR, ORGANIZER
 
 
 def test_creating_past_the_limit_is_a_429_with_retry_after(
@@ -64,3 +64,28 @@ def test_suggestions_are_limited_per_token(redis_url: str, redis_client: redis.R
         for _ in range(3)
     ]
     assert 429 not in codes[:2] and codes[2] == 429
+
+
+def test_audits_and_replays_are_limited_per_address_but_not_for_auditors(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    settings = Settings(
+        redis_url=redis_url,
+        auditor_keys=frozenset({AUDITOR}),
+        rate_limits={"audit": "2/minute", "replay": "2/minute"},
+    )
+    app = create_app(settings, client=redis_client, dispatcher=NullDispatcher())
+    client = app.test_client()
+    game = client.post(
+        "/v1/games", json={"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}
+    ).get_json()
+    key = {"Authorization": f"Bearer {AUDITOR}"}
+    for path in (f"/v1/games/{game['id']}/audit", f"/web/replay/{game['id']}"):
+        codes = [client.get(path).status_code for _ in range(3)]
+        # A running game's log is not open to anyone: refused, and still counted.
+        assert 429 not in codes[:2] and codes[2] == 429, (path, codes)
+        problem = client.get(path).get_json()
+        assert problem["code"] == "request/rate_limited" and problem["status"] == 429
+        assert client.get(path, headers=key).status_code == 200, path
+        other = client.get(path, environ_base={"REMOTE_ADDR": "10.0.0.7"})
+        assert other.status_code != 429
