@@ -18,6 +18,7 @@ from typing import Any
 
 from shared import games
 from shared.app import handlers, playout
+from shared.app.clock import ms_of
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import shard_of
@@ -125,22 +126,22 @@ def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameReco
         encoded=True,
     )
     assert played.log is not None
-    # The directory first, as for a live game: a game whose events exist has its seed.
-    p.directory.register(
-        GameEntry(
-            game_id=gid,
-            game=plan.game,
-            seed=seed,
-            shard=shard_of(gid, p.shards),
-            created_at=at,
-            token_hashes=tuple(None for _ in range(plan.players)),
-        ),
-        p.clock.epoch(),
+    entry = GameEntry(
+        game_id=gid,
+        game=plan.game,
+        seed=seed,
+        shard=shard_of(gid, p.shards),
+        created_at=at,
+        token_hashes=tuple(None for _ in range(plan.players)),
     )
+    # The directory first, as for a live game: a game whose events exist has its seed.
+    p.directory.register(entry, p.clock.epoch())
     try:
         p.store.append_log(gid, played.log, expected_version=0, command_id="create")
     except (StaleVersion, DuplicateCommand):
-        return fold(gid, p.store.read(gid))  # stored before: that log counts
+        stored = p.store.read(gid)  # stored before: that log counts, and its time
+        p.directory.register(replace(entry, created_at=stored[0].at), ms_of(stored[0].at) / 1000)
+        return fold(gid, stored)
     return replace(played.record, id=gid)
 
 

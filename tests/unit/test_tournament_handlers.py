@@ -77,10 +77,15 @@ def test_a_game_stored_before_a_crash_is_folded_from_the_store() -> None:
     # A worker stored game 3 and died before folding it...
     record = tournaments.store_game(app, tid, plan, 3)
     head = app.ports.store.head(record.id)
+    created = app.ports.directory.get(record.id)
+    assert created is not None
     assert doc(app, tid)["progress"]["done"] == 0
-    # ...the redelivered task folds the stored game without playing it again.
+    # ...the redelivered task, a minute later, folds the stored game without playing it
+    # again, and the game keeps the time it was stored at.
+    app.ports.clock.advance(60)  # type: ignore[attr-defined]
     assert tournaments.play_games(app, tid, [3]) == 1
     assert app.ports.store.head(record.id) == head
+    assert app.ports.directory.get(record.id) == created
     assert doc(app, tid)["progress"]["done"] == 1
 
 
