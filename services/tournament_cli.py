@@ -10,7 +10,8 @@ seats and seed, and the one play-out driver (``shared.app.playout.play``) plays 
 tournament and the service's from the same request and seed have the same wins, scores, ranks
 and head-to-head. The parent folds outcomes into ``shared.tournaments.standings`` in game
 order, which makes local ratings reproducible; the service folds games as its workers finish
-them, so its ratings (openskill updates depend on the order) can differ slightly.
+them (openskill updates depend on the order) and replays the ratings in game order once the
+last game is in, so a finished tournament's ratings equal the local run's.
 
 Errors are one line on stderr: exit code 2 for a request that cannot work (a bad bot spec, a
 game count the format cannot divide, a missing key), 1 when the service fails or refuses.

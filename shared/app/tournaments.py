@@ -12,7 +12,7 @@ stored, or stores the same game, and folds it at most once.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -94,7 +94,7 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
         handlers.finalize_record(app, record, rate=False)
         outcome = record.engine.outcome(record.state)
         assert outcome is not None, "a tournament game is stored finished"
-        folds[index] = _folder(plan.seating(index), outcome)
+        folds[index] = _folder(app, tournament_id, plan, index, outcome)
         update = handlers.rating_update(record, outcome)
         if update is not None:
             rates[record.id] = update
@@ -102,8 +102,31 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     return len(p.tournaments.fold(tournament_id, folds))
 
 
-def _folder(seating: tuple[int, ...], outcome: Mapping[str, Any]) -> Callable[[dict], None]:
-    return lambda tally: standings.fold(tally, seating, outcome)
+def _folder(app: App, tournament_id: str, plan: Plan, index: int,
+            outcome: Mapping[str, Any]) -> Callable[[dict], None]:  # fmt: skip
+    """Fold game ``index`` into a tally; the fold that brings in the last game also replays
+    the ratings in game order (``standings.rerate``), in the same atomic step: batches finish
+    in any order and openskill's updates depend on it, so a finished tournament's ratings
+    depend on its seed alone. Every folded game's result is stored before its fold."""
+    seating = plan.seating(index)
+
+    def fold_one(tally: dict[str, Any]) -> None:
+        standings.fold(tally, seating, outcome)
+        if tally["done"] >= plan.games:
+            standings.rerate(tally, _in_game_order(app, tournament_id, plan))
+
+    return fold_one
+
+
+def _in_game_order(
+    app: App, tournament_id: str, plan: Plan
+) -> list[tuple[tuple[int, ...], Sequence[int]]]:
+    games = []
+    for index in range(plan.games):
+        result = app.ports.directory.result(game_id(tournament_id, index))
+        assert result is not None, "a folded game's result is stored before its fold"
+        games.append((plan.seating(index), result["outcome"]["ranks"]))
+    return games
 
 
 def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameRecord:

@@ -5,13 +5,15 @@ openskill ratings (Plackett-Luce) for ``GET /v1/tournaments/{id}`` and the CLI.
 The tally keeps sums, not games: per entrant the games, wins (a win shared by ``k`` seats
 counts ``1/k``), the sum and sum of squares of its scores, the sum of its ranks and its
 rating; per ordered pair of entrants the games they met in and how often the first finished
-ahead (a tie counts half). Ratings are updated in the order games are folded.
+ahead (a tie counts half). Ratings are updated in the order games are folded; once every
+game is in, ``rerate`` replays them in game order, so that a tournament's final ratings depend
+on its seed alone, not on which worker finished first (and equal a local run's).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from openskill.models import PlackettLuce
@@ -63,12 +65,28 @@ def fold(tally: dict[str, Any], seating: Sequence[int], outcome: Mapping[str, An
             if s != t:
                 met[a][b] += 1
                 ahead[a][b] += 1.0 if ranks[s] < ranks[t] else 0.5 if ranks[s] == ranks[t] else 0.0
+    _rate(rows, seating, ranks)
+    tally["done"] += 1
+    tally["draws"] += int(bool(outcome.get("draw")))
+
+
+def _rate(rows: list[dict[str, Any]], seating: Sequence[int], ranks: Sequence[int]) -> None:
     teams = [[_MODEL.rating(mu=rows[e]["mu"], sigma=rows[e]["sigma"])] for e in seating]
     rated = _MODEL.rate(teams, ranks=list(ranks))
     for (rating,), e in zip(rated, seating, strict=True):
         rows[e]["mu"], rows[e]["sigma"] = rating.mu, rating.sigma
-    tally["done"] += 1
-    tally["draws"] += int(bool(outcome.get("draw")))
+
+
+def rerate(tally: dict[str, Any], games: Iterable[tuple[Sequence[int], Sequence[int]]]) -> None:
+    """Ratings recomputed from the start (in place) over ``games``, (seating, ranks) in game
+    order: what folding them in that order would have given. Only the ratings change."""
+    start = _MODEL.rating()
+    rows = tally["entrants"]
+    for row in rows:
+        row["mu"], row["sigma"] = start.mu, start.sigma
+    for seating, ranks in games:
+        _rate(rows, seating, ranks)
+    tally["rated_in_order"] = True
 
 
 def wilson(wins: float, games: int, z: float = Z95) -> tuple[float, float]:

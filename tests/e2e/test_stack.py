@@ -113,6 +113,7 @@ def test_celery_plays_search_and_heuristic_bots(base_url: str, game: str, seats:
 
 def test_a_tournament_runs_through_celery_and_its_games_pass_the_audit(base_url: str) -> None:
     from shared.audit import audit
+    from shared.tournaments import standings
 
     org = {"Authorization": "Bearer org-e2e"}
     body = {
@@ -155,6 +156,17 @@ def test_a_tournament_runs_through_celery_and_its_games_pass_the_audit(base_url:
         events = requests.get(f"{base_url}/v1/games/{item['id']}/events", headers=auditor).json()
         report = audit(item["id"], events["events"])
         assert report.ok, report.checks
+    # The batches finished in whatever order the pool ran them; the final ratings are those
+    # of the games folded in game order, as `tabletop tournament run --local` folds them.
+    tally = standings.empty(2)
+    for item in doc["games"]["items"]:
+        outcome = requests.get(f"{base_url}/v1/games/{item['id']}").json()["outcome"]
+        seating = [0 if name == "h" else 1 for name in item["seats"]]
+        standings.fold(tally, seating, outcome)
+    local = standings.render(tally, [{"name": "h"}, {"name": "random"}])["ratings"]
+    assert {r["entrant"]: (r["mu"], r["sigma"]) for r in doc["ratings"]} == {
+        r["entrant"]: (r["mu"], r["sigma"]) for r in local
+    }
     ratings = requests.get(f"{base_url}/v1/ratings", params={"game": "fox"}).json()["ratings"]
     assert {r["bot"] for r in ratings} >= {"heuristic", "random"}
 

@@ -169,3 +169,33 @@ def test_batches_cover_every_game_once_quick_bots_many_to_a_task_search_bots_one
     # A small tournament is still spread over several tasks, for every core.
     small = tournaments.chunks({**FOX, "games": 20})
     assert len(small) >= tournaments.MIN_TASKS // 2 and max(len(b) for b in small) < 20
+
+
+def test_final_ratings_follow_game_order_whatever_order_the_batches_finish_in() -> None:
+    from shared.tournaments import standings
+
+    body = {**FOX, "entrants": [{"bot": "heuristic"}, {"bot": "random"}, {"bot": "random"}]}
+    body["format"], body["games"] = "round_robin", 12
+    ratings = {}
+    for name, order in (("forward", range(12)), ("backward", reversed(range(12)))):
+        app = memory_app(inline=False)
+        tid, plan = tournaments.create_tournament(app, body, max_games=100)
+        played = [tournaments.play_games(app, tid, [i]) for i in order]
+        assert played == [1] * 12
+        d = doc(app, tid)
+        assert d["status"] == "finished"
+        ratings[name] = {r["entrant"]: (r["mu"], r["sigma"]) for r in d["ratings"]}
+        # A sequential fold in game order: what `tabletop tournament run --local` computes.
+        tally = standings.empty(3)
+        for i in range(12):
+            result = app.ports.directory.result(game_id(tid, i))
+            assert result is not None
+            standings.fold(tally, plan.seating(i), result["outcome"])
+        local = standings.render(tally, [{"name": str(e)} for e in range(3)])["ratings"]
+        assert ratings[name] == {r["entrant"]: (r["mu"], r["sigma"]) for r in local}
+        # Folding the end again (a batch redelivered) changes nothing.
+        assert tournaments.play_games(app, tid, [11]) == 0
+        assert {r["entrant"]: (r["mu"], r["sigma"]) for r in doc(app, tid)["ratings"]} == (
+            ratings[name]
+        )
+    assert ratings["forward"] == ratings["backward"]
