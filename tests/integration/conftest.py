@@ -3,9 +3,11 @@ per game type in background threads; bot turns run inline."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import redis
@@ -41,6 +43,30 @@ def _consume(consumer: StreamConsumer) -> None:
         consumer.poll_once(block_ms=50)
 
 
+@contextlib.contextmanager
+def consuming(
+    client: Any, worker_app: App, *, name: str, shards: int = 1
+) -> Iterator[list[StreamConsumer]]:
+    """One stream consumer per game type, each polling in a background thread until the
+    block ends."""
+    consumers = [
+        StreamConsumer(client, worker_app, g, shards=shards, name=f"{name}-{g}")
+        for g in available_games()
+    ]
+    for c in consumers:
+        c.ensure_groups()
+    threads = [threading.Thread(target=_consume, args=(c,), daemon=True) for c in consumers]
+    for t in threads:
+        t.start()
+    try:
+        yield consumers
+    finally:
+        for c in consumers:
+            c.stop_event.set()
+        for t in threads:
+            t.join(5)
+
+
 @pytest.fixture
 def stack(redis_url: str, redis_client: redis.Redis) -> Iterator[Stack]:
     settings = Settings(
@@ -58,25 +84,14 @@ def stack(redis_url: str, redis_client: redis.Redis) -> Iterator[Stack]:
         client=redis.Redis.from_url(redis_url),
         dispatcher=lambda a: InlineDispatcher().bind(a),
     )
-    consumers = [
-        StreamConsumer(worker_client, worker_app, g, name=f"test-{g}") for g in available_games()
-    ]
-    for c in consumers:
-        c.ensure_groups()
-    threads = [threading.Thread(target=_consume, args=(c,), daemon=True) for c in consumers]
-    for t in threads:
-        t.start()
     try:
-        yield Stack(
-            app=app,
-            http=app.test_client(),
-            redis=redis_client,
-            worker_app=worker_app,
-            consumers=consumers,
-        )
+        with consuming(worker_client, worker_app, name="test") as consumers:
+            yield Stack(
+                app=app,
+                http=app.test_client(),
+                redis=redis_client,
+                worker_app=worker_app,
+                consumers=consumers,
+            )
     finally:
-        for c in consumers:
-            c.stop_event.set()
-        for t in threads:
-            t.join(5)
         worker_client.close()

@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ from shared.store.redis_streams import RedisEventStore
 from tests.integration import test_port_contracts as port_contracts
 from tests.integration import test_store_contract as store_contracts
 from tests.integration.api import WAIT, bearer, view
-from tests.integration.conftest import AUDITOR, ORGANIZER, Stack
+from tests.integration.conftest import AUDITOR, ORGANIZER, Stack, consuming
 from tests.integration.test_feed import messages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,12 +291,6 @@ def test_bootstrap_builds_a_cluster_client_from_settings(cluster: LocalCluster) 
 # ---- the whole stack on the cluster ----------------------------------------------------------
 
 
-def _consume(consumer: StreamConsumer) -> None:
-    consumer.ensure_groups()
-    while not consumer.stop_event.is_set():
-        consumer.poll_once(block_ms=50)
-
-
 @dataclass
 class ClusterStack(Stack):
     settings: Settings
@@ -328,29 +321,17 @@ def cluster_stack(cluster: LocalCluster, cluster_client: RedisCluster) -> Iterat
         client=gateway_client,
         dispatcher=lambda a: InlineDispatcher().bind(a),
     )
-    consumers = [
-        StreamConsumer(worker_client, worker_app, g, shards=SHARDS, name=f"cl-{g}")
-        for g in available_games()
-    ]
-    for c in consumers:
-        c.ensure_groups()
-    threads = [threading.Thread(target=_consume, args=(c,), daemon=True) for c in consumers]
-    for t in threads:
-        t.start()
     try:
-        yield ClusterStack(
-            app=app,
-            http=app.test_client(),
-            redis=cluster_client,
-            worker_app=worker_app,
-            consumers=consumers,
-            settings=settings,
-        )
+        with consuming(worker_client, worker_app, name="cl", shards=SHARDS) as consumers:
+            yield ClusterStack(
+                app=app,
+                http=app.test_client(),
+                redis=cluster_client,
+                worker_app=worker_app,
+                consumers=consumers,
+                settings=settings,
+            )
     finally:
-        for c in consumers:
-            c.stop_event.set()
-        for t in threads:
-            t.join(5)
         worker_client.close()
         gateway_client.close()
 
