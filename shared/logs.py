@@ -9,11 +9,11 @@ fields to everything logged inside it (a context variable: per thread, per green
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -82,12 +82,26 @@ def configure(
     )
 
 
-@contextmanager
-def context(**fields: Any) -> Iterator[None]:
-    """Bind ``fields`` to every line logged inside the block (None values are left out)."""
-    bound = {k: v for k, v in fields.items() if v is not None}
-    with structlog.contextvars.bound_contextvars(**bound):
-        yield
+class context:  # lower case: it was a function, and reads as one (``with logs.context()``)
+    """Bind ``fields`` to every line logged inside the block (None values are left out); on
+    leaving it they are as they were before. Bound directly and reset from the tokens: what
+    ``structlog.contextvars.bound_contextvars`` does, without its context copy and the two
+    generator context managers (the worker enters one per command)."""
+
+    __slots__ = ("_fields", "_tokens")
+
+    def __init__(self, **fields: Any) -> None:
+        self._fields = {k: v for k, v in fields.items() if v is not None}
+        self._tokens: Mapping[str, contextvars.Token[Any]] = {}
+
+    def __enter__(self) -> None:
+        self._tokens = structlog.contextvars.bind_contextvars(**self._fields)
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            structlog.contextvars.reset_contextvars(**self._tokens)
+        except (ValueError, RuntimeError):  # left in another context: just unbind
+            structlog.contextvars.unbind_contextvars(*self._tokens)
 
 
 def get(name: str) -> Any:

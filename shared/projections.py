@@ -43,6 +43,18 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
     fields ``id``, ``game``, ``version``, ``seats``, ``seed_sha256`` and ``head_hash`` (and
     ``fairness`` for a game of contributed fairness: before its deal the view is only that, in
     phase ``waiting``)."""
+    return _view(record, seat, record.engine, record.seats, any(record.match.resigned))
+
+
+def _view(
+    record: GameRecord,
+    seat: int | None,
+    engine: Engine,
+    seats: tuple[Mapping[str, Any], ...],
+    resigned: bool,
+) -> dict[str, Any]:
+    """``view``, given what every view of the record shares: ``record.engine``,
+    ``record.seats`` and whether any seat resigned."""
     if record.state is None:
         doc: dict[str, Any] = {
             "phase": "waiting",
@@ -52,8 +64,8 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
             "outcome": None,
         }
     else:
-        doc = game_view(record.engine, record.state, seat)
-        if any(record.match.resigned):
+        doc = game_view(engine, record.state, seat)
+        if resigned:
             doc["outcome"] = record.outcome
             if doc["outcome"] is not None:  # won by resignation: nobody acts any more
                 doc.update(to_act=[], legal_commands=[])
@@ -61,7 +73,7 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
         id=record.id,
         game=record.game,
         version=record.version,
-        seats=[_public_seat(i, s) for i, s in enumerate(record.seats)],
+        seats=[_public_seat(i, s) for i, s in enumerate(seats)],
         seed_sha256=record.seed_sha256,
         head_hash=record.head_hash,
     )
@@ -81,8 +93,10 @@ def view(record: GameRecord, seat: int | None) -> dict[str, Any]:
 
 
 def all_views(record: GameRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """(one view per seat, the public view)."""
-    return [view(record, s) for s in range(len(record.seats))], view(record, None)
+    """(one view per seat, the public view); what they share is looked up once."""
+    engine, seats, resigned = record.engine, record.seats, any(record.match.resigned)
+    views = [_view(record, s, engine, seats, resigned) for s in range(len(seats))]
+    return views, _view(record, None, engine, seats, resigned)
 
 
 def visible_events(

@@ -212,10 +212,10 @@ class OneServerWrites:
             try:
                 conn.read_response()
             except redis.ResponseError as exc:
-                if first is None:  # as redis-py's pipeline tells it
-                    shown = truncate_text(" ".join(map(safe_str, args)))
-                    exc.args = (f"Command # {number} ({shown}) of pipeline caused error: "
-                                f"{exc.args[0]}", *exc.args[1:])  # fmt: skip
+                if first is None:  # told as redis-py's pipeline tells it
+                    cmd = truncate_text(" ".join(map(safe_str, args)))
+                    why = f"Command # {number} ({cmd}) of pipeline caused error: {exc.args[0]}"
+                    exc.args = (why, *exc.args[1:])
                     first = exc
         if first is not None:
             raise first

@@ -84,6 +84,10 @@ class StreamConsumer:
         # shard_leases.py); without, every worker of the group reads every shard.
         self.leases = ShardLeases(client, game_type, shards, self.name) if leases else None
         self._next_balance = 0.0
+        # The labelled metric children, kept: ``labels()`` takes a lock and builds the key on
+        # every call, twice a command. Made on first use, as ``labels()`` would.
+        self._counted: dict[str, Any] = {}
+        self._timed: Any = None
 
     def ensure_groups(self) -> None:
         """Create the consumer group on every stream (idempotent)."""
@@ -307,8 +311,14 @@ class StreamConsumer:
             metrics.DEAD_LETTERS.labels(self.game_type).inc()
             handlers.report_failure(self.app, message, ack=ack)
         finally:
-            metrics.COMMANDS.labels(self.game_type, outcome).inc()
-            metrics.DECIDE_LATENCY.labels(self.game_type).observe(time.perf_counter() - started)
+            took = time.perf_counter() - started
+            counted = self._counted.get(outcome)
+            if counted is None:
+                counted = self._counted[outcome] = metrics.COMMANDS.labels(self.game_type, outcome)
+            counted.inc()
+            if self._timed is None:
+                self._timed = metrics.DECIDE_LATENCY.labels(self.game_type)
+            self._timed.observe(took)
 
     def _deliveries(self, stream: Any, msg_id: Any) -> int:
         rows = self.r.xpending_range(stream, GROUP, min=msg_id, max=msg_id, count=1)

@@ -623,6 +623,10 @@ def report_failure(
         _complete(app, message, outcome, None)
 
 
+# What json.dumps(separators=(",", ":")) builds on every call, built once (it keeps no state).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def _complete(
     app: App,
     message: CommandMessage,
@@ -631,7 +635,7 @@ def _complete(
     *,
     keep: bool = False,
 ) -> None:
-    body = json.dumps(outcome, separators=(",", ":"))
+    body = _COMPACT.encode(outcome)
     reply = body
     if views is not None and outcome["status"] == "accepted" and message.seat < len(views):
         # The waiting client gets its new view after a newline (compact JSON has none):
