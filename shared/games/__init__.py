@@ -20,8 +20,20 @@ def names() -> list[str]:
     return list(_MODULES)
 
 
+_loaded: dict[str, Engine] = {}
+
+
 def get(name: str) -> Engine:
     """The engine module for ``name``; raises KeyError for an unknown (or unavailable) game."""
+    # A dict lookup: the worker asks several times a command, and import_module costs more.
+    engine = _loaded.get(name)
+    if engine is not None:
+        return engine
+    _loaded[name] = engine = _load(name)
+    return engine
+
+
+def _load(name: str) -> Engine:
     path = _MODULES[name]
     try:
         module: Any = importlib.import_module(path)
