@@ -158,6 +158,20 @@ def play(
     return played
 
 
+def _viewed_move(
+    engine: Any, match: Match, state: Any, version: int, head_hash: str, seat: int, seed: str
+) -> Any:
+    """The command of the bot at ``seat`` chosen from its view, as the service's bots choose
+    (the fast paths' move for every bot but a random one that can list the legal commands)."""
+    record = GameRecord(
+        id="playout", match=match, version=version, head_hash=head_hash, state=state
+    )
+    spec = {"bot": match.seats[seat].bot or "random", **(match.seats[seat].bot_spec or {})}
+    body = bots.play(spec, view(record, seat), bot_random(seed, seat, version))
+    assert body is not None, "a bot to act had nothing to do"
+    return engine.parse_command(body)
+
+
 def _creation(
     game: str,
     seats: Sequence[Seat],
@@ -210,20 +224,7 @@ def _fast(
             legal = legal_commands(state, seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
-            doc = view(
-                GameRecord(
-                    id=record.id,
-                    match=record.match,
-                    version=version,
-                    head_hash=record.head_hash,
-                    state=state,
-                ),
-                seat,
-            )
-            spec = {"bot": names[seat], **(record.match.seats[seat].bot_spec or {})}
-            body = bots.play(spec, doc, bot_random(seed, seat, version))
-            assert body is not None, "a bot to act had nothing to do"
-            command = engine.parse_command(body)
+            command = _viewed_move(engine, record.match, state, version, "", seat, seed)
         events = decide(state, seat, command, Rng(seed, f"v{version}"))
         for e in events:
             state = evolve(state, e)
@@ -317,13 +318,7 @@ def _sealed(
             legal = legal_commands(state, seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
-            record = GameRecord(
-                id="playout", match=match, version=version, head_hash=writer.hash, state=state
-            )
-            spec = {"bot": names[seat], **(match.seats[seat].bot_spec or {})}
-            body = bots.play(spec, view(record, seat), bot_random(seed, seat, version))
-            assert body is not None, "a bot to act had nothing to do"
-            command = engine.parse_command(body)
+            command = _viewed_move(engine, match, state, version, writer.hash, seat, seed)
         events = decide(state, seat, command, Rng(seed, f"v{version}"))
         if not events:  # as decide_events: a bot's legal command always changes something
             raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
