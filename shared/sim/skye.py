@@ -944,6 +944,14 @@ def uniform_determinizer(view: Mapping[str, Any], seat: int) -> Callable[[Any], 
     every deal, so one template state is built and shared (states and territories are
     immutable), and with it the territories' cached spots, areas and roads; a deal only
     draws the hidden prices (``draw_prices``: ``random_prices``' distribution)."""
+    return _hidden_price_dealer(view, seat, modelled=False)
+
+
+def _hidden_price_dealer(
+    view: Mapping[str, Any], seat: int, *, modelled: bool
+) -> Callable[[Any], State]:
+    """The deals of ``uniform_determinizer`` or, ``modelled``, of ``modelled_determinizer``:
+    one template state, and per deal only the hidden seats' prices drawn."""
     template = skye_engine.determinize(view, seat, _ZERO)
     views = view["players"]
     hidden = [
@@ -953,13 +961,24 @@ def uniform_determinizer(view: Mapping[str, Any], seat: int) -> Callable[[Any], 
         return lambda rng: template
     players = template.players
     totals = {i: int(views[i]["gold"]) for i in hidden}  # gold in hand + gold on the tiles
+    predicted: dict[int, tuple[str | None, dict[str, int]]] = {}
+    for i in hidden if modelled else ():
+        before = Sim.from_state(template)
+        before.prices_set[i] = False
+        before.gold[i] = totals[i]
+        before.discard[i] = None
+        before.offer[i] = []
+        predicted[i] = modelled_prices(before, i)
 
     def deal(rng: Any) -> State:
         below = rng.below
         out = list(players)
         for i in hidden:
             p = players[i]
-            discard, prices = draw_prices(p.drawn, totals[i], below)
+            if modelled and below(MODEL_DEN) < MODEL_NUM:
+                discard, prices = predicted[i]
+            else:
+                discard, prices = draw_prices(p.drawn, totals[i], below)
             offer = tuple((t, prices[t]) for t in p.drawn if t in prices)
             out[i] = replace(p, discard=discard, offer=offer, gold=totals[i] - sum(prices.values()))
         new: State = replace(template, players=tuple(out))
@@ -1253,39 +1272,7 @@ def modelled_determinizer(view: Mapping[str, Any], seat: int) -> Callable[[Any],
     """``rng -> state`` as ``determinizer``, but a hidden-priced seat gets the heuristic's
     prices (from its own view of the position before it priced) in ``MODEL_NUM`` of
     ``MODEL_DEN`` deals, ``draw_prices``' uniform ones otherwise. Either is legal for it."""
-    template = skye_engine.determinize(view, seat, _ZERO)
-    views = view["players"]
-    hidden = [
-        i for i, pv in enumerate(views) if pv["prices_set"] and pv["offer"] is None and pv["drawn"]
-    ]
-    if not hidden:
-        return lambda rng: template
-    players = template.players
-    totals = {i: int(views[i]["gold"]) for i in hidden}  # gold in hand + gold on the tiles
-    predicted: dict[int, tuple[str | None, dict[str, int]]] = {}
-    for i in hidden:
-        before = Sim.from_state(template)
-        before.prices_set[i] = False
-        before.gold[i] = totals[i]
-        before.discard[i] = None
-        before.offer[i] = []
-        predicted[i] = modelled_prices(before, i)
-
-    def deal(rng: Any) -> State:
-        below = rng.below
-        out = list(players)
-        for i in hidden:
-            p = players[i]
-            if below(MODEL_DEN) < MODEL_NUM:
-                discard, prices = predicted[i]
-            else:
-                discard, prices = draw_prices(p.drawn, totals[i], below)
-            offer = tuple((t, prices[t]) for t in p.drawn if t in prices)
-            out[i] = replace(p, discard=discard, offer=offer, gold=totals[i] - sum(prices.values()))
-        new: State = replace(template, players=tuple(out))
-        return new
-
-    return deal
+    return _hidden_price_dealer(view, seat, modelled=True)
 
 
 # The deals ISMCTS asks for (its ``determinizer`` hook).
