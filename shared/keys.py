@@ -16,6 +16,12 @@ def events(game_id: str) -> str:
     return f"game:{{{game_id}}}:events"
 
 
+def log(game_id: str) -> str:
+    """A log written whole (a tournament game): its stored entries for versions 1..n joined
+    by newlines, in one string; envelopes appended after it go to ``events``."""
+    return f"game:{{{game_id}}}:log"
+
+
 def head(game_id: str) -> str:
     """Hash ``{version, hash}`` of the last envelope."""
     return f"game:{{{game_id}}}:head"

@@ -37,6 +37,11 @@ class MemoryDirectory:
         """See ``GameDirectory.get``."""
         return self._entries.get(game_id)
 
+    def register_all(self, entries: Sequence[tuple[GameEntry, float]]) -> None:
+        """See ``GameDirectory.register_all``."""
+        for entry, created_epoch in entries:
+            self.register(entry, created_epoch)
+
     def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
         """See ``GameDirectory.set_token_hashes``."""
         with self._lock:
@@ -76,6 +81,11 @@ class MemoryDirectory:
                 return False
             self._results[game_id] = json.dumps(result, sort_keys=True)
             return True
+
+    def record_results(self, results: Mapping[str, Mapping[str, Any]]) -> None:
+        """See ``GameDirectory.record_results``."""
+        for game_id, result in results.items():
+            self.record_result(game_id, result)
 
     def result(self, game_id: str) -> dict[str, Any] | None:
         """See ``GameDirectory.result``."""

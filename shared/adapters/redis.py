@@ -164,6 +164,10 @@ class OneServerWrites:
         """HSET of one field."""
         self.commands.append(("HSET", name, key, value))
 
+    def hsetnx(self, name: str, key: str, value: EncodableT) -> None:
+        """HSETNX."""
+        self.commands.append(("HSETNX", name, key, value))
+
     def zadd(self, name: str, mapping: Mapping[str, float], nx: bool = False) -> None:
         """ZADD (``nx``: NX) of ``{member: score}``."""
         args: list[Any] = ["ZADD", name, "NX"] if nx else ["ZADD", name]
@@ -229,24 +233,29 @@ class RedisDirectory:
         self._r, self._batch = client, batch
 
     def register(self, entry: GameEntry, created_epoch: float) -> None:
-        """See ``GameDirectory.register``. On a cluster the meta hash and the index are on
-        two nodes, and a cluster pipeline keeps no order between nodes: the hash is written
-        first, so a listed game always has its entry."""
+        """See ``GameDirectory.register``."""
+        self.register_all([(entry, created_epoch)])
+
+    def register_all(self, entries: Sequence[tuple[GameEntry, float]]) -> None:
+        """See ``GameDirectory.register_all``: one pipeline. On a cluster the meta hashes and
+        the index are on several nodes, and a cluster pipeline keeps no order between nodes:
+        the hashes are written first, so a listed game always has its entry."""
         pipe = self._r.pipeline(transaction=False)
-        pipe.hset(
-            keys.meta(entry.game_id),
-            mapping={
-                "game": entry.game,
-                "seed": entry.seed,
-                "tokens": json.dumps(list(entry.token_hashes)),
-                "shard": str(entry.shard),
-                "created_at": entry.created_at,
-                "lobby": "1" if entry.lobby else "0",
-            },
-        )
+        for entry, _epoch in entries:
+            pipe.hset(
+                keys.meta(entry.game_id),
+                mapping={
+                    "game": entry.game,
+                    "seed": entry.seed,
+                    "tokens": json.dumps(list(entry.token_hashes)),
+                    "shard": str(entry.shard),
+                    "created_at": entry.created_at,
+                    "lobby": "1" if entry.lobby else "0",
+                },
+            )
         if self._batch.cluster:
             pipe.execute()
-        pipe.zadd(keys.GAMES, {entry.game_id: created_epoch})
+        pipe.zadd(keys.GAMES, {entry.game_id: epoch for entry, epoch in entries})
         pipe.execute()
 
     def get(self, game_id: str) -> GameEntry | None:
@@ -285,6 +294,12 @@ class RedisDirectory:
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
         """See ``GameDirectory.record_result``."""
         return bool(self._r.hsetnx(keys.RESULTS, game_id, json.dumps(result, sort_keys=True)))
+
+    def record_results(self, results: Mapping[str, Mapping[str, Any]]) -> None:
+        """See ``GameDirectory.record_results``."""
+        w = self._batch.writer()
+        for game_id, result in results.items():
+            w.hsetnx(keys.RESULTS, game_id, json.dumps(result, sort_keys=True))
 
     def result(self, game_id: str) -> dict[str, Any] | None:
         """See ``GameDirectory.result``."""

@@ -1062,26 +1062,26 @@ def finalize_game(app: App, game_id: str) -> str:
     return finalize_record(app, app.load(game_id))
 
 
-def finalize_record(app: App, record: GameRecord, *, rate: bool = True) -> str:
-    """``finalize_game`` for a record in hand (``rate=False``: the caller rates it, e.g. a
-    batch of tournament games at once). Both steps are idempotent: the result is written
-    once, and a game is rated once (atomically with marking it rated), so a task run twice,
-    or a crash between the two, leaves each done exactly once."""
+def finalize_record(app: App, record: GameRecord) -> str:
+    """``finalize_game`` for a record in hand. Both steps are idempotent: the result is
+    written once, and a game is rated once (atomically with marking it rated), so a task run
+    twice, or a crash between the two, leaves each done exactly once."""
     outcome = record.outcome
     if outcome is None:
         return "not over"
-    app.ports.directory.record_result(
-        record.id,
-        {
-            "game": record.game,
-            "seats": [dict(s) for s in record.seats],
-            "outcome": outcome,
-            "version": record.version,
-        },
-    )
-    if rate:
-        rate_bots(app, record, outcome)
+    app.ports.directory.record_result(record.id, result_doc(record))
+    rate_bots(app, record, outcome)
     return "ok"
+
+
+def result_doc(record: GameRecord) -> dict[str, Any]:
+    """The stored result of a finished game (``GameDirectory.record_result``)."""
+    return {
+        "game": record.game,
+        "seats": [dict(s) for s in record.seats],
+        "outcome": record.outcome,
+        "version": record.version,
+    }
 
 
 def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:

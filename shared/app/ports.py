@@ -36,6 +36,11 @@ class GameDirectory(Protocol):
         """Record a new game (before its first event is appended) and list it as created."""
         ...
 
+    def register_all(self, entries: Sequence[tuple[GameEntry, float]]) -> None:
+        """``register`` of each (entry, created epoch), in one round trip where the directory
+        can (a tournament's batch of games)."""
+        ...
+
     def get(self, game_id: str) -> GameEntry | None:
         """The game's entry, or None when there is no such game."""
         ...
@@ -57,6 +62,11 @@ class GameDirectory(Protocol):
 
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:
         """Store a finished game's result once; False when one was already stored."""
+        ...
+
+    def record_results(self, results: Mapping[str, Mapping[str, Any]]) -> None:
+        """``record_result`` of each game id's result, with the open unit's writes when one
+        is open (so without its answer; the first writer still wins)."""
         ...
 
     def result(self, game_id: str) -> dict[str, Any] | None:

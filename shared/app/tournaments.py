@@ -23,6 +23,7 @@ from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import shard_of
 from shared.app.ports import GameEntry, TournamentEntry
+from shared.events import EncodedLog
 from shared.record import GameRecord, fold
 from shared.store import DuplicateCommand, StaleVersion
 from shared.tournaments import standings
@@ -70,9 +71,11 @@ def chunks(plan_doc: Mapping[str, Any]) -> list[list[int]]:
 
 
 def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
-    """Play (or find stored), score and fold each game of ``indexes`` not folded yet; stops at
-    a cancel. The batch's standings and ratings are folded in one atomic step each, game by
-    game exactly once. Returns how many games this call folded."""
+    """Play (or find stored), score and fold each game of ``indexes`` not folded yet, unless
+    the tournament is cancelled. The batch's games are stored together, a few round trips for
+    all of them (Redis's CPU for a round trip is most of what a quick bot's stored game costs
+    it); its standings and ratings are folded in one atomic step each, game by game exactly
+    once. Returns how many games this call folded."""
     p = app.ports
     entry = p.tournaments.get(tournament_id)
     if entry is None:
@@ -83,15 +86,17 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     wanted = list(indexes)
     todo = [i for i, done in zip(wanted, p.tournaments.folded(tournament_id, wanted),
                                  strict=True) if not done]  # fmt: skip
+    # One check for the batch, whose games start together (a search bot's batch is one game).
+    if not todo or p.tournaments.cancelled(tournament_id):
+        return 0
+    records = store_games(app, tournament_id, plan, todo)
+    with p.unit():
+        for record in records:
+            handlers.project(app, record)
+        p.directory.record_results({r.id: handlers.result_doc(r) for r in records})
     folds: dict[int, Callable[[dict[str, Any]], None]] = {}
     rates: dict[str, Callable[[dict[str, Any]], None]] = {}
-    for index in todo:
-        if p.tournaments.cancelled(tournament_id):
-            break
-        record = store_game(app, tournament_id, plan, index)
-        with p.unit():
-            handlers.project(app, record)
-        handlers.finalize_record(app, record, rate=False)
+    for index, record in zip(todo, records, strict=True):
         outcome = record.engine.outcome(record.state)
         assert outcome is not None, "a tournament game is stored finished"
         folds[index] = _folder(app, tournament_id, plan, index, outcome)
@@ -130,42 +135,65 @@ def _in_game_order(
 
 
 def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameRecord:
-    """Game ``index`` as stored: played and appended now, or read back when a run before (or
-    a racing one) stored it. The append expects an empty stream, so of two runs one stores
-    the game and the other reads it back."""
+    """Game ``index`` as stored (``store_games`` of one)."""
+    return store_games(app, tournament_id, plan, [index])[0]
+
+
+def store_games(
+    app: App, tournament_id: str, plan: Plan, indexes: Sequence[int]
+) -> list[GameRecord]:
+    """The games ``indexes`` as stored: played and appended now, or read back when a run
+    before (or a racing one) stored one. Each append expects an empty stream, so of two runs
+    one stores the game and the other reads it back."""
     p = app.ports
-    gid = game_id(tournament_id, index)
-    seed = plan.game_seed(index)
-    # One time for the whole log: it is appended at once (and the clock costs a tenth of the
-    # play-out when read at every command).
-    at = p.clock.now()
-    played = playout.play(
-        plan.game,
-        plan.seat_specs(index),
-        plan.options,
-        seed,
-        clock=lambda: at,
-        tournament={"id": tournament_id, "index": index},
-        encoded=True,
-    )
-    assert played.log is not None
-    entry = GameEntry(
-        game_id=gid,
-        game=plan.game,
-        seed=seed,
-        shard=shard_of(gid, p.shards),
-        created_at=at,
-        token_hashes=tuple(None for _ in range(plan.players)),
-    )
+    entries: list[tuple[GameEntry, float]] = []
+    played: list[playout.Played] = []
+    logs: list[tuple[str, EncodedLog]] = []
+    for index in indexes:
+        gid = game_id(tournament_id, index)
+        seed = plan.game_seed(index)
+        # One time for the whole log: it is appended at once (and the clock costs a tenth of
+        # the play-out when read at every command).
+        at = p.clock.now()
+        game = playout.play(
+            plan.game,
+            plan.seat_specs(index),
+            plan.options,
+            seed,
+            clock=_always(at),
+            tournament={"id": tournament_id, "index": index},
+            encoded=True,
+        )
+        assert game.log is not None
+        played.append(game)
+        logs.append((gid, game.log))
+        entry = GameEntry(
+            game_id=gid,
+            game=plan.game,
+            seed=seed,
+            shard=shard_of(gid, p.shards),
+            created_at=at,
+            token_hashes=tuple(None for _ in range(plan.players)),
+        )
+        entries.append((entry, ms_of(at) / 1000))
     # The directory first, as for a live game: a game whose events exist has its seed.
-    p.directory.register(entry, p.clock.epoch())
-    try:
-        p.store.append_log(gid, played.log, expected_version=0, command_id="create")
-    except (StaleVersion, DuplicateCommand):
-        stored = p.store.read(gid)  # stored before: that log counts, and its time
-        p.directory.register(replace(entry, created_at=stored[0].at), ms_of(stored[0].at) / 1000)
-        return fold(gid, stored)
-    return replace(played.record, id=gid)
+    p.directory.register_all(entries)
+    appended = p.store.append_logs(logs, command_id="create")
+    records = []
+    for (entry, _), game, outcome in zip(entries, played, appended, strict=True):
+        gid = entry.game_id
+        if isinstance(outcome, StaleVersion | DuplicateCommand):
+            stored = p.store.read(gid)  # stored before: that log counts, and its time
+            at = stored[0].at
+            p.directory.register(replace(entry, created_at=at), ms_of(at) / 1000)
+            records.append(fold(gid, stored))
+        else:
+            records.append(replace(game.record, id=gid))
+    return records
+
+
+def _always(at: str) -> Callable[[], str]:
+    return lambda: at
 
 
 def status_of(entry: TournamentEntry) -> str:

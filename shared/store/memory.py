@@ -54,6 +54,19 @@ class MemoryEventStore:
             game_id, log.envelopes(), expected_version=expected_version, command_id=command_id
         )
 
+    def append_logs(
+        self, logs: Sequence[tuple[str, EncodedLog]], *, command_id: str | None = None
+    ) -> list[AppendResult | StaleVersion | DuplicateCommand]:
+        """See ``EventStore.append_logs``."""
+        out: list[AppendResult | StaleVersion | DuplicateCommand] = []
+        for game_id, log in logs:
+            try:
+                out.append(self.append_log(game_id, log, expected_version=0,
+                                           command_id=command_id))  # fmt: skip
+            except (StaleVersion, DuplicateCommand) as refused:
+                out.append(refused)
+        return out
+
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``EventStore.read``."""
         with self._lock:

@@ -63,6 +63,13 @@ class EventStore(Protocol):
         written in one go)."""
         ...
 
+    def append_logs(
+        self, logs: Sequence[tuple[str, EncodedLog]], *, command_id: str | None = None
+    ) -> list[AppendResult | StaleVersion | DuplicateCommand]:
+        """``append_log`` at version 0 of each (game id, whole log), in one round trip where
+        the store can: the outcome of each, in order, the refusals returned, not raised."""
+        ...
+
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """Envelopes with version > ``after`` in order (at most ``limit``)."""
         ...

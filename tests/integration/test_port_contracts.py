@@ -59,6 +59,21 @@ def test_directory_keeps_the_first_result(ports: Ports) -> None:
     assert d.result("g") == {"winners": [0]}
 
 
+def test_directory_registers_a_batch_and_keeps_first_results_written_in_a_unit(
+    ports: Ports,
+) -> None:
+    d = ports.directory
+    d.register(_entry("g0"), 5.0)
+    d.register_all([(_entry("g2"), 20.0), (_entry("g1"), 10.0)])
+    assert d.get("g2") == _entry("g2")
+    assert d.list_games() == ["g0", "g1", "g2"]  # by each one's own time
+    d.record_result("g1", {"winners": [0]})
+    with ports.unit():
+        d.record_results({"g1": {"winners": [1]}, "g2": {"winners": [1]}})
+    assert d.result("g1") == {"winners": [0]}
+    assert d.result("g2") == {"winners": [1]}
+
+
 def test_read_models_replace_every_projection(ports: Ports) -> None:
     rm = ports.read_models
     assert rm.read("g", None) is None and rm.read("g", 0) is None

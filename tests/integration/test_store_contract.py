@@ -7,8 +7,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from shared.events import GENESIS_HASH, NewEvent, seal, verify_chain
-from shared.store import DuplicateCommand, EventStore, StaleVersion
+from shared import keys
+from shared.events import (
+    GENESIS_HASH,
+    ChainWriter,
+    EncodedLog,
+    NewEvent,
+    json_bytes,
+    seal,
+    verify_chain,
+)
+from shared.store import AppendResult, DuplicateCommand, EventStore, StaleVersion
 from shared.store.memory import MemoryEventStore
 from shared.store.redis_streams import RedisEventStore
 
@@ -130,3 +139,63 @@ def test_tampered_event_breaks_the_chain(store: EventStore) -> None:
     forged = envs[1].__class__(**{**envs[1].to_dict(), "data": {"i": 99}})
     with pytest.raises(ValueError, match="version 2"):
         verify_chain([envs[0], forged, envs[2]], "contract")
+
+
+def _whole(n: int, *, seed: str = "contract", tag: str = "") -> EncodedLog:
+    """A whole log of ``n`` envelopes from version 1, as a tournament game writes it."""
+    writer = ChainWriter(seed, version=0, prev_hash=GENESIS_HASH)
+    writer.begin(command_id="create", seat=None, at="2026-11-30T00:00:00Z")
+    for i in range(n):
+        writer.add("thing_happened", json_bytes({"i": i, "s": f"é\n{tag}"}))
+    return writer.log
+
+
+def test_whole_logs_are_appended_at_once_and_read_like_any_stream(store: EventStore) -> None:
+    results = store.append_logs([("w1", _whole(5)), ("w2", _whole(3, tag="b"))],
+                                command_id="create")  # fmt: skip
+    assert [(r.first, r.last) for r in results] == [(1, 5), (1, 3)]  # type: ignore[union-attr]
+    envs = store.read("w1")
+    assert [e.version for e in envs] == [1, 2, 3, 4, 5]
+    assert envs[2].data == {"i": 2, "s": "é\n"}  # an escaped newline is kept
+    assert verify_chain(envs, "contract") == 5
+    assert store.read("w1", after=3) == envs[3:]
+    assert store.read("w1", after=1, limit=2) == envs[1:3]
+    assert store.read("w1", after=5) == []
+    assert store.head("w1") == (5, envs[-1].hash)
+    assert store.applied("w1", "create") == (1, 5)
+    assert store.read("w2")[-1].data == {"i": 2, "s": "é\nb"}
+
+
+def test_a_whole_log_is_refused_where_a_game_is_stored(store: EventStore) -> None:
+    _append(store, "g1", 2)
+    store.append_logs([("w1", _whole(2))], command_id="create")
+    stale, dup, fresh = store.append_logs(
+        [("g1", _whole(4)), ("w1", _whole(4)), ("w3", _whole(1))], command_id="create"
+    )
+    assert isinstance(stale, StaleVersion) and stale.actual == 2
+    assert isinstance(dup, DuplicateCommand) and (dup.first, dup.last) == (1, 2)
+    assert isinstance(fresh, AppendResult) and fresh.last == 1
+    assert [e.version for e in store.read("g1")] == [1, 2]  # nothing of the refused ones
+    assert len(store.read("w1")) == 2
+
+
+def test_envelopes_appended_after_a_whole_log_are_read_with_it(store: EventStore) -> None:
+    store.append_logs([("w1", _whole(3))], command_id="create")
+    assert _append(store, "w1", 2, cid="later").first == 4
+    envs = store.read("w1")
+    assert [e.version for e in envs] == [1, 2, 3, 4, 5]
+    assert verify_chain(envs, "contract") == 5
+    assert store.read("w1", after=2, limit=2) == envs[2:4]  # across the two
+    assert store.read("w1", after=3) == envs[3:]
+    assert store.read("w1", after=4) == envs[4:]
+
+
+def test_a_redis_whole_log_is_one_value(redis_client) -> None:  # type: ignore[no-untyped-def]
+    store = RedisEventStore(redis_client)
+    store.append_logs([("w1", _whole(40)), ("w2", _whole(2))], command_id="create")
+    assert redis_client.type(keys.log("w1")) == b"string"
+    assert not redis_client.exists(keys.events("w1"))
+    # A server that lost its script cache (a restart) gets the script again.
+    redis_client.script_flush()
+    assert store.append_logs([("w3", _whole(2)), ("w4", _whole(2))])[1].last == 2  # type: ignore[union-attr]
+    assert len(store.read("w4")) == 2
