@@ -15,6 +15,7 @@ the chain with ``verify_chain``.
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -249,21 +250,36 @@ class ChainWriter:
     are joined from those pieces instead of encoding every envelope whole, twice. A property
     test holds it to ``seal``."""
 
-    __slots__ = ("version", "hash", "log", "_inner", "_outer", "_cid", "_seat", "_at", "_types")
+    __slots__ = ("version", "_hash", "_log", "_inner", "_outer", "_cid", "_seat", "_at",
+                 "_at_text", "_types")  # fmt: skip
 
     def __init__(self, seed: str, *, version: int, prev_hash: str) -> None:
         self.version = version
-        self.hash = prev_hash
-        self.log = EncodedLog(prev_hash=prev_hash, entries=[], hash=prev_hash)
+        self._hash = prev_hash.encode()  # hex, as bytes: it is joined into the next body
+        self._log = EncodedLog(prev_hash=prev_hash, entries=[], hash=prev_hash)
         self._inner, self._outer = hmac_pads(seed)
         self._cid = self._seat = self._at = b"null"
+        self._at_text: str | None = None
         self._types: dict[str, bytes] = {}
+
+    @property
+    def hash(self) -> str:
+        """The last envelope's hash (the ``prev_hash`` given while none was added)."""
+        return self._hash.decode()
+
+    @property
+    def log(self) -> EncodedLog:
+        """The log written so far, its ``hash`` brought up to date (the same object each
+        time: its entries grow as envelopes are added)."""
+        self._log.hash = self._hash.decode()
+        return self._log
 
     def begin(self, *, command_id: str | None, seat: int | None, at: str) -> None:
         """What caused the envelopes that follow, and when."""
         self._cid = json_bytes(command_id)
         self._seat = b"null" if seat is None else b"%d" % seat
-        self._at = json_bytes(at)
+        if at != self._at_text:  # a log written in one go has one time, mostly
+            self._at, self._at_text = json_bytes(at), at
 
     def add(self, type: str, data_json: bytes, command_json: bytes | None = None) -> None:
         """The next envelope, of ``type`` with data ``data_json`` (``json_bytes`` of the data),
@@ -281,22 +297,24 @@ class ChainWriter:
             body = (
                 b'{"at":%s,"command_id":%s,"data":%s,"salt":"%s","seat":%s,"type":%s,"version":%d}'
             )
-            body %= (at, cid, data_json, outer.hexdigest().encode(), seat, type_json, version)
+            body %= (at, cid, data_json, _hex(outer.digest()), seat, type_json, version)
             tail = b"}"
         else:
             body = (
                 b'{"at":%s,"command":%s,"command_id":%s,"data":%s,"salt":"%s","seat":%s,'
                 b'"type":%s,"version":%d}'
             )
-            body %= (at, command_json, cid, data_json, outer.hexdigest().encode(), seat,
+            body %= (at, command_json, cid, data_json, _hex(outer.digest()), seat,
                      type_json, version)  # fmt: skip
             tail = b',"command":%s}' % command_json
-        h = hashlib.sha256(b"%s\n%s" % (self.hash.encode(), body)).hexdigest()
+        h = _hex(hashlib.sha256(b"%s\n%s" % (self._hash, body)).digest())
         entry = b'{"version":%d,"type":%s,"data":%s,"command_id":%s,"seat":%s,"at":%s,"hash":"%s"%s'
-        entry %= (version, type_json, data_json, cid, seat, at, h.encode(), tail)
-        self.log.entries.append((version, entry))
-        self.version, self.hash = version, h
-        self.log.hash = h
+        entry %= (version, type_json, data_json, cid, seat, at, h, tail)
+        self._log.entries.append((version, entry))
+        self.version, self._hash = version, h
+
+
+_hex = binascii.hexlify  # a digest's lowercase hex, as bytes (hexdigest's, encoded)
 
 
 def verify_chain(envelopes: Iterable[Envelope], seed: str) -> int:

@@ -92,6 +92,10 @@ class MemoryDirectory:
         raw = self._results.get(game_id)
         return json.loads(raw) if raw is not None else None
 
+    def results(self, game_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+        """See ``GameDirectory.results``."""
+        return [self.result(g) for g in game_ids]
+
 
 class MemoryReadModels:
     """``ReadModels`` in a dict."""

@@ -306,6 +306,14 @@ class RedisDirectory:
         raw = self._r.hget(keys.RESULTS, game_id)
         return json.loads(raw) if raw is not None else None
 
+    def results(self, game_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+        """See ``GameDirectory.results``: an HMGET per thousand games."""
+        out: list[dict[str, Any] | None] = []
+        for i in range(0, len(game_ids), 1000):
+            raws = self._r.hmget(keys.RESULTS, list(game_ids[i : i + 1000]))
+            out += [json.loads(raw) if raw is not None else None for raw in raws]
+        return out
+
 
 class RedisReadModels:
     """``ReadModels`` on ``game:{id}:view:<seat>`` and ``game:{id}:public``."""

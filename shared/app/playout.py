@@ -305,6 +305,7 @@ def _sealed(
     commands = played.commands
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
     decide, evolve, add = engine.decide, engine.evolve, writer.add
+    event_json, command_json = _event_json, _command_json
     listed = engine.TRAITS.lists_all_commands
     names = [s.bot or "random" for s in match.seats]
     revealed = json_bytes({"seed": seed})
@@ -324,10 +325,16 @@ def _sealed(
             raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
         cid = f"bot-{seat}-{version}"
         writer.begin(command_id=cid, seat=seat, at=clock())
-        parsed, parsed_json = _command_doc(engine, command)
+        try:  # the kept JSON looked up here, not in a call: this loop is the play-out's cost
+            parsed, parsed_json = command_json[command]
+        except (KeyError, TypeError):
+            parsed, parsed_json = _command_doc(engine, command)
         recorded: bytes | None = parsed_json  # in the command's first envelope only
         for e in events:
-            kind, data_json = _event_doc(engine, e)
+            try:
+                kind, data_json = event_json[e]
+            except (KeyError, TypeError):
+                kind, data_json = _event_doc(engine, e)
             state = evolve(state, e)
             add(kind, data_json, recorded)
             recorded = None
@@ -335,6 +342,7 @@ def _sealed(
         actions += 1
     if actions:
         add(SEED_REVEALED, revealed)
+    played.log = writer.log  # its hash brought up to date
     played.record = GameRecord(
         id="playout",
         match=match,

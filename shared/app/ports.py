@@ -73,6 +73,10 @@ class GameDirectory(Protocol):
         """The stored result of a finished game."""
         ...
 
+    def results(self, game_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+        """``result`` of each, in order, read in a few round trips."""
+        ...
+
 
 class ReadModels(Protocol):
     """Projections: one JSON document per seat, and the public one."""

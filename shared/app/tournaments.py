@@ -126,9 +126,9 @@ def _folder(app: App, tournament_id: str, plan: Plan, index: int,
 def _in_game_order(
     app: App, tournament_id: str, plan: Plan
 ) -> list[tuple[tuple[int, ...], Sequence[int]]]:
+    results = app.ports.directory.results([game_id(tournament_id, i) for i in range(plan.games)])
     games = []
-    for index in range(plan.games):
-        result = app.ports.directory.result(game_id(tournament_id, index))
+    for index, result in enumerate(results):
         assert result is not None, "a folded game's result is stored before its fold"
         games.append((plan.seating(index), result["outcome"]["ranks"]))
     return games

@@ -70,8 +70,7 @@ def test_directory_registers_a_batch_and_keeps_first_results_written_in_a_unit(
     d.record_result("g1", {"winners": [0]})
     with ports.unit():
         d.record_results({"g1": {"winners": [1]}, "g2": {"winners": [1]}})
-    assert d.result("g1") == {"winners": [0]}
-    assert d.result("g2") == {"winners": [1]}
+    assert d.results(["g2", "nope", "g1"]) == [{"winners": [1]}, None, {"winners": [0]}]
 
 
 def test_read_models_replace_every_projection(ports: Ports) -> None:
