@@ -2,11 +2,12 @@
 the same games in the same run; and the Redis memory per stored tournament game.
 
 Starts its own redis-server and a Celery worker on the tournament queue with one process per
-core, creates the tournament through the application (as ``POST /v1/tournaments`` does),
-waits for it to finish, then plays the same games (same seats, same seeds, same bots) in
-process with the play-out driver's fast path, as ``tabletop simulate`` does.
+core; in each of ``--rounds`` rounds, creates a tournament through the application (as
+``POST /v1/tournaments`` does), waits for it to finish, then plays the same games (same
+seats, same seeds, same bots) in process with the play-out driver's fast path, as ``tabletop
+simulate`` does. The median round's figures are reported, with every round's ratio.
 
-Run: ``python benchmarks/bench_tournament.py --games 1000`` (writes JSON with ``--json``).
+Run: ``python benchmarks/bench_tournament.py --games 1000 --rounds 3`` (JSON with ``--json``).
 """
 
 from __future__ import annotations
@@ -47,8 +48,12 @@ def body(games: int, seed: str) -> dict[str, Any]:
     }
 
 
-def through_celery(url: str, games: int, seed: str, concurrency: int) -> dict[str, Any]:
-    """Seconds from creating the tournament to its last game folded, and memory per game."""
+def through_celery(
+    url: str, games: int, seed: str, concurrency: int, rounds: int
+) -> list[dict[str, Any]]:
+    """Per round: seconds from creating a tournament to its last game folded, CPU and memory
+    per game; then the same games played in process (``in_process``), so that each round's
+    ratio compares the two in the same minute of this noisy machine."""
     client = redis.Redis.from_url(url)
     env = {**os.environ, "REDIS_URL": url}
     worker = subprocess.Popen(
@@ -78,26 +83,35 @@ def through_celery(url: str, games: int, seed: str, concurrency: int) -> dict[st
         # counted in the figure.
         warm, _ = tournaments.create_tournament(app, body(2, "warm-up"), max_games=games)
         _wait(app, warm, 120)
-        before = int(client.info("memory")["used_memory"])
-        cpu_before = cpu_seconds(worker.pid), redis_cpu_seconds(client)
-        started = time.perf_counter()
-        tid, _ = tournaments.create_tournament(app, body(games, seed), max_games=games)
-        last = _wait(app, tid, 3600, progress=True)
-        seconds = time.perf_counter() - started
-        cpu_after = cpu_seconds(worker.pid), redis_cpu_seconds(client)
-        after = int(client.info("memory")["used_memory"])
-        return {
-            # CPU per game of the Celery worker (main process and pool) and of redis-server:
-            # steadier than the rates on a shared machine, and what the rate is made of.
-            "celery_cpu_ms_per_game": (cpu_after[0] - cpu_before[0]) * 1000 / games,
-            "redis_cpu_ms_per_game": (cpu_after[1] - cpu_before[1]) * 1000 / games,
-            "tournament": tid,
-            "games": games,
-            "seconds": seconds,
-            "games_per_s": games / seconds,
-            "bytes_per_game": (after - before) / games,
-            "progress": last,
-        }
+        out = []
+        for r in range(rounds):
+            round_seed = seed if r == 0 else f"{seed}-{r}"
+            before = int(client.info("memory")["used_memory"])
+            cpu_before = cpu_seconds(worker.pid), redis_cpu_seconds(client)
+            started = time.perf_counter()
+            tid, _ = tournaments.create_tournament(app, body(games, round_seed), max_games=games)
+            last = _wait(app, tid, 3600, progress=True)
+            seconds = time.perf_counter() - started
+            cpu_after = cpu_seconds(worker.pid), redis_cpu_seconds(client)
+            after = int(client.info("memory")["used_memory"])
+            celery = {
+                # CPU per game of the Celery worker (main process and pool) and of
+                # redis-server: steadier than the rates on a shared machine, and what the
+                # rate is made of.
+                "celery_cpu_ms_per_game": (cpu_after[0] - cpu_before[0]) * 1000 / games,
+                "redis_cpu_ms_per_game": (cpu_after[1] - cpu_before[1]) * 1000 / games,
+                "tournament": tid,
+                "games": games,
+                "seconds": seconds,
+                "games_per_s": games / seconds,
+                "bytes_per_game": (after - before) / games,
+                "progress": last,
+            }
+            local = in_process(games, round_seed)
+            ratio = celery["games_per_s"] / local["games_per_s"]
+            print(f"  round {r + 1}: ratio {ratio:.3f}", file=sys.stderr, flush=True)
+            out.append({"celery": celery, "simulate": local, "ratio": ratio})
+        return out
     finally:
         worker.terminate()
         worker.wait(30)
@@ -135,27 +149,36 @@ def in_process(games: int, seed: str) -> dict[str, Any]:
     }
 
 
+def _median_round(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    return sorted(rounds, key=lambda r: r["ratio"])[(len(rounds) - 1) // 2]
+
+
 def main() -> None:
-    """Runs both and prints the ratio."""
+    """Runs both, round after round, and prints the median round's ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--seed", default="bench-tournament")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     server = RedisServer()
     try:
-        celery = through_celery(server.url, args.games, args.seed, args.concurrency)
+        rounds = through_celery(server.url, args.games, args.seed, args.concurrency, args.rounds)
     finally:
         server.stop()
-    local = in_process(args.games, args.seed)
+    middle = _median_round(rounds)
     result = {
         "machine": machine(),
-        "command": f"python benchmarks/bench_tournament.py --games {args.games}",
+        "command": f"python benchmarks/bench_tournament.py --games {args.games} "
+        f"--rounds {args.rounds}",
         "concurrency": args.concurrency,
-        "celery": celery,
-        "simulate": local,
-        "ratio": celery["games_per_s"] / local["games_per_s"],
+        # The median round's figures; every round's ratio beside them.
+        "celery": middle["celery"],
+        "simulate": middle["simulate"],
+        "ratio": middle["ratio"],
+        "ratios": [r["ratio"] for r in rounds],
+        "rounds": rounds,
     }
     print(json.dumps(result, indent=2))
     if args.json:

@@ -222,19 +222,26 @@ def stored_json(env: Envelope) -> bytes:
 
 @dataclass(slots=True)
 class EncodedLog:
-    """Sealed envelopes as the store keeps them: ``entries`` of (version, ``stored_json``),
-    the first chained to ``prev_hash``; what a log written in one go appends without building
-    an ``Envelope`` for each event."""
+    """Sealed envelopes as the store keeps them: ``raws``, each the ``stored_json`` (compact
+    JSON: never a raw newline) of versions ``first``, ``first + 1``, ..., the first chained to
+    ``prev_hash``; what a log written in one go appends without building an ``Envelope`` for
+    each event."""
 
     prev_hash: str
-    entries: list[tuple[int, bytes]]
+    first: int
+    raws: list[bytes]
     hash: str  # the last entry's
+
+    @property
+    def entries(self) -> list[tuple[int, bytes]]:
+        """(version, raw) of each entry."""
+        return list(enumerate(self.raws, self.first))
 
     def envelopes(self) -> list[Envelope]:
         """The envelopes the entries stand for."""
         out = []
         prev = self.prev_hash
-        for _version, raw in self.entries:
+        for raw in self.raws:
             doc = orjson.loads(raw)
             doc["prev_hash"] = prev
             prev = doc["hash"]
@@ -256,7 +263,7 @@ class ChainWriter:
     def __init__(self, seed: str, *, version: int, prev_hash: str) -> None:
         self.version = version
         self._hash = prev_hash.encode()  # hex, as bytes: it is joined into the next body
-        self._log = EncodedLog(prev_hash=prev_hash, entries=[], hash=prev_hash)
+        self._log = EncodedLog(prev_hash=prev_hash, first=version + 1, raws=[], hash=prev_hash)
         self._inner, self._outer = hmac_pads(seed)
         self._cid = self._seat = self._at = b"null"
         self._at_text: str | None = None
@@ -310,7 +317,7 @@ class ChainWriter:
         h = _hex(hashlib.sha256(b"%s\n%s" % (self._hash, body)).digest())
         entry = b'{"version":%d,"type":%s,"data":%s,"command_id":%s,"seat":%s,"at":%s,"hash":"%s"%s'
         entry %= (version, type_json, data_json, cid, seat, at, h, tail)
-        self._log.entries.append((version, entry))
+        self._log.raws.append(entry)
         self.version, self._hash = version, h
 
 

@@ -299,8 +299,8 @@ def _sealed(
     start = fold("playout", envs)
     match, state = start.match, start.state
     writer = ChainWriter(seed, version=start.version, prev_hash=start.head_hash)
-    writer.log.prev_hash = GENESIS_HASH
-    writer.log.entries += [(env.version, stored_json(env)) for env in envs]
+    log = writer.log  # the creation's envelopes first
+    log.prev_hash, log.first, log.raws[:0] = GENESIS_HASH, 1, [stored_json(env) for env in envs]
     played = Played(record=start, log=writer.log)
     commands = played.commands
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands

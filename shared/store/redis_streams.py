@@ -105,10 +105,10 @@ class RedisEventStore:
         command_id: str | None = None,
     ) -> AppendResult:
         """See ``EventStore.append_log``."""
-        if not log.entries:
+        if not log.raws:
             raise ValueError("nothing to append")
-        if log.entries[0][0] != expected_version + 1:
-            raise StaleVersion(expected_version, log.entries[0][0] - 1)
+        if log.first != expected_version + 1:
+            raise StaleVersion(expected_version, log.first - 1)
         if expected_version == 0:
             return self._append_whole(game_id, log, command_id)
         return self._append_entries(
@@ -245,14 +245,11 @@ def _whole_call(
     game_id: str, log: EncodedLog, command_id: str | None
 ) -> tuple[list[str], list[Any]]:
     """The keys and arguments of ``APPEND_WHOLE_LUA`` for a whole log."""
-    raws = [raw for _version, raw in log.entries]
-    whole = b"\n".join(raws)
-    # Entries are compact JSON, which escapes every newline; a raw one would split an entry.
-    if whole.count(b"\n") != len(raws) - 1:
-        raise ValueError("a stored entry holds a raw newline")
-    last = log.entries[-1][0]
-    if log.entries[0][0] != 1 or last != len(raws):
+    if log.first != 1:
         raise ValueError("a log written whole holds versions 1 to n")
+    # Entries are compact JSON, which escapes every newline (``EncodedLog``): one per line.
+    whole = b"\n".join(log.raws)
+    last = len(log.raws)
     call_keys = [keys.events(game_id), keys.head(game_id), keys.commands(game_id),
                  keys.log(game_id)]  # fmt: skip
     return call_keys, [command_id or "", last, log.hash, whole]
