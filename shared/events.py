@@ -257,17 +257,18 @@ class ChainWriter:
     are joined from those pieces instead of encoding every envelope whole, twice. A property
     test holds it to ``seal``."""
 
-    __slots__ = ("version", "_hash", "_log", "_inner", "_outer", "_cid", "_seat", "_at",
-                 "_at_text", "_types")  # fmt: skip
+    __slots__ = ("version", "_hash", "_log", "_inner", "_outer", "_at_text", "_at", "_cid",
+                 "_head", "_seat_type", "_cause", "_types")  # fmt: skip
 
     def __init__(self, seed: str, *, version: int, prev_hash: str) -> None:
         self.version = version
         self._hash = prev_hash.encode()  # hex, as bytes: it is joined into the next body
         self._log = EncodedLog(prev_hash=prev_hash, first=version + 1, raws=[], hash=prev_hash)
         self._inner, self._outer = hmac_pads(seed)
-        self._cid = self._seat = self._at = b"null"
         self._at_text: str | None = None
+        self._at = b"null"
         self._types: dict[str, bytes] = {}
+        self._pieces(b"null", b"null")
 
     @property
     def hash(self) -> str:
@@ -283,10 +284,18 @@ class ChainWriter:
 
     def begin(self, *, command_id: str | None, seat: int | None, at: str) -> None:
         """What caused the envelopes that follow, and when."""
-        self._cid = json_bytes(command_id)
-        self._seat = b"null" if seat is None else b"%d" % seat
         if at != self._at_text:  # a log written in one go has one time, mostly
             self._at, self._at_text = json_bytes(at), at
+        self._pieces(json_bytes(command_id), b"null" if seat is None else b"%d" % seat)
+
+    def _pieces(self, cid: bytes, seat: bytes) -> None:
+        # What every envelope of one command shares, around its data, salt, type and version:
+        # the hashed body's keys in sorted order, the stored entry's in the envelope's.
+        at = self._at
+        self._cid = cid
+        self._head = b'{"at":%s,"command_id":%s,"data":' % (at, cid)
+        self._seat_type = b'","seat":%s,"type":' % seat
+        self._cause = b',"command_id":%s,"seat":%s,"at":%s,"hash":"' % (cid, seat, at)
 
     def add(self, type: str, data_json: bytes, command_json: bytes | None = None) -> None:
         """The next envelope, of ``type`` with data ``data_json`` (``json_bytes`` of the data),
@@ -299,29 +308,22 @@ class ChainWriter:
         type_json = self._types.get(type)
         if type_json is None:
             type_json = self._types[type] = json_bytes(type)
-        cid, seat, at = self._cid, self._seat, self._at
         if command_json is None:
-            body = (
-                b'{"at":%s,"command_id":%s,"data":%s,"salt":"%s","seat":%s,"type":%s,"version":%d}'
-            )
-            body %= (at, cid, data_json, _hex(outer.digest()), seat, type_json, version)
-            tail = b"}"
+            head, tail = self._head, b"}"
         else:
-            body = (
-                b'{"at":%s,"command":%s,"command_id":%s,"data":%s,"salt":"%s","seat":%s,'
-                b'"type":%s,"version":%d}'
-            )
-            body %= (at, command_json, cid, data_json, _hex(outer.digest()), seat,
-                     type_json, version)  # fmt: skip
+            head = b'{"at":%s,"command":%s,"command_id":%s,"data":' % (
+                self._at, command_json, self._cid)  # fmt: skip
             tail = b',"command":%s}' % command_json
-        h = _hex(hashlib.sha256(b"%s\n%s" % (self._hash, body)).digest())
-        entry = b'{"version":%d,"type":%s,"data":%s,"command_id":%s,"seat":%s,"at":%s,"hash":"%s"%s'
-        entry %= (version, type_json, data_json, cid, seat, at, h, tail)
-        self._log.raws.append(entry)
+        body = b'%s%s,"salt":"%s%s%s,"version":%d}' % (
+            head, data_json, _hex(outer.digest()), self._seat_type, type_json, version)  # fmt: skip
+        h = _hex(_sha256(b"%s\n%s" % (self._hash, body)).digest())
+        self._log.raws.append(b'{"version":%d,"type":%s,"data":%s%s%s"%s' % (
+            version, type_json, data_json, self._cause, h, tail))  # fmt: skip
         self.version, self._hash = version, h
 
 
 _hex = binascii.hexlify  # a digest's lowercase hex, as bytes (hexdigest's, encoded)
+_sha256 = hashlib.sha256
 
 
 def verify_chain(envelopes: Iterable[Envelope], seed: str) -> int:
