@@ -6,7 +6,7 @@ import threading
 from collections.abc import Sequence
 
 from shared.events import GENESIS_HASH, EncodedLog, Envelope
-from shared.store.port import AppendResult, DuplicateCommand, StaleVersion
+from shared.store.port import AppendResult, DuplicateCommand, StaleVersion, append_each
 
 
 class MemoryEventStore:
@@ -58,14 +58,7 @@ class MemoryEventStore:
         self, logs: Sequence[tuple[str, EncodedLog]], *, command_id: str | None = None
     ) -> list[AppendResult | StaleVersion | DuplicateCommand]:
         """See ``EventStore.append_logs``."""
-        out: list[AppendResult | StaleVersion | DuplicateCommand] = []
-        for game_id, log in logs:
-            try:
-                out.append(self.append_log(game_id, log, expected_version=0,
-                                           command_id=command_id))  # fmt: skip
-            except (StaleVersion, DuplicateCommand) as refused:
-                out.append(refused)
-        return out
+        return append_each(self, logs, command_id)
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``EventStore.read``."""

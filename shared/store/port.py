@@ -81,3 +81,16 @@ class EventStore(Protocol):
     def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
         """(first, last) versions a command appended, or None if it was never applied."""
         ...
+
+
+def append_each(
+    store: EventStore, logs: Sequence[tuple[str, EncodedLog]], command_id: str | None
+) -> list[AppendResult | StaleVersion | DuplicateCommand]:
+    """``EventStore.append_logs`` as one ``append_log`` after the other."""
+    out: list[AppendResult | StaleVersion | DuplicateCommand] = []
+    for game_id, log in logs:
+        try:
+            out.append(store.append_log(game_id, log, expected_version=0, command_id=command_id))
+        except (StaleVersion, DuplicateCommand) as refused:
+            out.append(refused)
+    return out

@@ -23,14 +23,20 @@ from redis.exceptions import NoScriptError
 
 from shared import keys
 from shared.events import GENESIS_HASH, EncodedLog, Envelope, stored_json
-from shared.store.port import AppendResult, DuplicateCommand, StaleVersion
+from shared.store.port import AppendResult, DuplicateCommand, StaleVersion, append_each
 
-APPEND_LUA = """
-local cid = ARGV[3]
+# Both scripts first refuse a command id applied before (KEYS[3]: the game's command ids).
+_REFUSE_SEEN_LUA = """
 if cid ~= '' then
   local seen = redis.call('HGET', KEYS[3], cid)
   if seen then return {'dup', seen} end
 end
+"""
+
+APPEND_LUA = (
+    "local cid = ARGV[3]"
+    + _REFUSE_SEEN_LUA
+    + """
 local head = redis.call('HMGET', KEYS[2], 'version', 'hash')
 local version = tonumber(head[1] or '0')
 local hash = head[2] or ARGV[6]
@@ -48,14 +54,13 @@ if cid ~= '' then
 end
 return {'ok', tostring(last)}
 """
+)
 
 
-APPEND_WHOLE_LUA = """
-local cid = ARGV[1]
-if cid ~= '' then
-  local seen = redis.call('HGET', KEYS[3], cid)
-  if seen then return {'dup', seen} end
-end
+APPEND_WHOLE_LUA = (
+    "local cid = ARGV[1]"
+    + _REFUSE_SEEN_LUA
+    + """
 local version = redis.call('HGET', KEYS[2], 'version')
 if version then return {'stale', version} end
 redis.call('SET', KEYS[4], ARGV[4])
@@ -65,6 +70,7 @@ if cid ~= '' then
 end
 return {'ok', ARGV[2]}
 """
+)
 
 
 class RedisEventStore:
@@ -157,15 +163,9 @@ class RedisEventStore:
     ) -> list[AppendResult | StaleVersion | DuplicateCommand]:
         """See ``EventStore.append_logs``: on one server, one pipeline of scripts. A cluster
         client appends one log after the other (its pipelines route by key, one per node)."""
-        out: list[AppendResult | StaleVersion | DuplicateCommand] = []
         if isinstance(self._r, RedisCluster) or len(logs) < 2:
-            for game_id, log in logs:
-                try:
-                    out.append(self.append_log(game_id, log, expected_version=0,
-                                               command_id=command_id))  # fmt: skip
-                except (StaleVersion, DuplicateCommand) as refused:
-                    out.append(refused)
-            return out
+            return append_each(self, logs, command_id)
+        out: list[AppendResult | StaleVersion | DuplicateCommand] = []
         calls = [_whole_call(game_id, log, command_id) for game_id, log in logs]
         for attempt in range(2):
             pipe = self._r.pipeline(transaction=False)
