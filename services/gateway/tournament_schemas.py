@@ -116,6 +116,9 @@ class TournamentSchema(ma.Schema):
     entrants = ma.fields.List(ma.fields.Dict())
     options = ma.fields.Dict()
     created_at = ma.fields.String()
+    finished_at = ma.fields.String(
+        allow_none=True, metadata={"description": "when the last game was folded; null before"}
+    )
     draws = ma.fields.Integer()
 
 

@@ -119,6 +119,7 @@ def _folder(app: App, tournament_id: str, plan: Plan, index: int,
         standings.fold(tally, seating, outcome)
         if tally["done"] >= plan.games:
             standings.rerate(tally, _in_game_order(app, tournament_id, plan))
+            tally["finished_at"] = app.ports.clock.now()
 
     return fold_one
 
@@ -244,6 +245,8 @@ def tournament_doc(
             for i, e in enumerate(plan.entrants)
         ],
         "created_at": entry.created_at,
+        # When its last game was folded (None before): a finished tournament's run time.
+        "finished_at": entry.tally.get("finished_at"),
         "status": status_of(entry),
         "progress": {"done": entry.tally["done"], "total": total},
         "standings": rendered["standings"],

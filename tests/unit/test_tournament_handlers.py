@@ -199,3 +199,14 @@ def test_final_ratings_follow_game_order_whatever_order_the_batches_finish_in() 
             ratings[name]
         )
     assert ratings["forward"] == ratings["backward"]
+
+
+def test_a_tournament_tells_when_its_last_game_was_folded() -> None:
+    app = memory_app(inline=False)
+    tid, _plan = tournaments.create_tournament(app, FOX, max_games=100)
+    tournaments.play_games(app, tid, range(7))
+    assert doc(app, tid)["finished_at"] is None
+    tournaments.play_games(app, tid, [7])
+    d = doc(app, tid)
+    assert d["status"] == "finished"
+    assert d["created_at"] <= d["finished_at"] <= app.ports.clock.now()
