@@ -30,10 +30,11 @@ from shared.tournaments import standings
 from shared.tournaments.plan import Plan, PlanError, game_id, parse, spec_label
 
 # Games per Celery task: fewer broker round trips and batch folds, each game still stored alone.
-# Games of quick bots (a few milliseconds each) go 32 to a task; a search bot's game can take
-# minutes, so those go one to a task, inside its time limit (services/bots/tasks.py);
-# and a small tournament is still spread over at least MIN_TASKS tasks, for every core.
-CHUNK = 32
+# Games of quick bots (a few milliseconds each) go up to 64 to a task; a search bot's game can
+# take minutes, so those go one to a task, inside its time limit (services/bots/tasks.py).
+# Batches shrink towards the end of a tournament (``chunks``).
+CHUNK = 64
+MIN_CHUNK = 8
 SEARCH_CHUNK = 1
 QUICK_BOTS = frozenset({"random", "heuristic"})
 MIN_TASKS = 8
@@ -63,11 +64,22 @@ def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> t
 
 
 def chunks(plan_doc: Mapping[str, Any]) -> list[list[int]]:
-    """Game indexes in the tasks' batches for a stored plan."""
+    """Game indexes in the tasks' batches for a stored plan. A batch holds at most an eighth
+    (``1 / MIN_TASKS``) of the games left when it starts, and no fewer than ``MIN_CHUNK``: a
+    tournament starts with large batches (few round trips and folds a game) and ends with
+    small ones, so the pool's processes finish together instead of one playing a last large
+    batch alone; and a small tournament is still spread over ``MIN_TASKS`` tasks."""
     total = int(plan_doc["games"])
     quick = all(e.get("bot") in QUICK_BOTS for e in plan_doc["entrants"])
-    size = max(1, min(CHUNK if quick else SEARCH_CHUNK, -(-total // MIN_TASKS)))
-    return [list(range(i, min(i + size, total))) for i in range(0, total, size)]
+    size = CHUNK if quick else SEARCH_CHUNK
+    most = min(size, -(-total // MIN_TASKS))  # a small tournament: at least MIN_TASKS tasks
+    out: list[list[int]] = []
+    start = 0
+    while start < total:
+        n = max(1, min(most, max(MIN_CHUNK, -(-(total - start) // MIN_TASKS))))
+        out.append(list(range(start, min(start + n, total))))
+        start += n
+    return out
 
 
 def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
