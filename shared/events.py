@@ -258,7 +258,7 @@ class ChainWriter:
     test holds it to ``seal``."""
 
     __slots__ = ("version", "_hash", "_log", "_inner", "_outer", "_at_text", "_at", "_cid",
-                 "_head", "_seat_type", "_cause", "_types")  # fmt: skip
+                 "_head", "_seat_type", "_cause", "_types", "_seats")  # fmt: skip
 
     def __init__(self, seed: str, *, version: int, prev_hash: str) -> None:
         self.version = version
@@ -268,7 +268,12 @@ class ChainWriter:
         self._at_text: str | None = None
         self._at = b"null"
         self._types: dict[str, bytes] = {}
-        self._pieces(b"null", b"null")
+        self._seats: dict[int | None, tuple[bytes, bytes]] = {}
+        # Before any ``begin``: no command, no seat, no time (``null`` each).
+        self._cid = b"null"
+        self._head = b'{"at":null,"command_id":null,"data":'
+        self._seat_type = b'","seat":null,"type":'
+        self._cause = b',"command_id":null,"seat":null,"at":null,"hash":"'
 
     @property
     def hash(self) -> str:
@@ -284,18 +289,24 @@ class ChainWriter:
 
     def begin(self, *, command_id: str | None, seat: int | None, at: str) -> None:
         """What caused the envelopes that follow, and when."""
+        self.begin_json(json_bytes(command_id), seat, at)
+
+    def begin_json(self, command_id_json: bytes, seat: int | None, at: str) -> None:
+        """``begin`` with the command id given as its ``json_bytes`` (a caller that spells it
+        itself: ``b'"bot-%d-%d"'``)."""
         if at != self._at_text:  # a log written in one go has one time, mostly
             self._at, self._at_text = json_bytes(at), at
-        self._pieces(json_bytes(command_id), b"null" if seat is None else b"%d" % seat)
-
-    def _pieces(self, cid: bytes, seat: bytes) -> None:
         # What every envelope of one command shares, around its data, salt, type and version:
         # the hashed body's keys in sorted order, the stored entry's in the envelope's.
-        at = self._at
+        at_json, cid = self._at, command_id_json
+        pieces = self._seats.get(seat)
+        if pieces is None:
+            seat_json = b"null" if seat is None else b"%d" % seat
+            pieces = self._seats[seat] = (seat_json, b'","seat":%s,"type":' % seat_json)
+        seat_json, self._seat_type = pieces
         self._cid = cid
-        self._head = b'{"at":%s,"command_id":%s,"data":' % (at, cid)
-        self._seat_type = b'","seat":%s,"type":' % seat
-        self._cause = b',"command_id":%s,"seat":%s,"at":%s,"hash":"' % (cid, seat, at)
+        self._head = b'{"at":%s,"command_id":%s,"data":' % (at_json, cid)
+        self._cause = b',"command_id":%s,"seat":%s,"at":%s,"hash":"' % (cid, seat_json, at_json)
 
     def add(self, type: str, data_json: bytes, command_json: bytes | None = None) -> None:
         """The next envelope, of ``type`` with data ``data_json`` (``json_bytes`` of the data),

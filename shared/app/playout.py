@@ -304,7 +304,7 @@ def _sealed(
     played = Played(record=start, log=writer.log)
     commands = played.commands
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
-    decide, evolve, add = engine.decide, engine.evolve, writer.add
+    decide, evolve, add, begin = engine.decide, engine.evolve, writer.add, writer.begin_json
     event_json, command_json = _event_json, _command_json
     listed = engine.TRAITS.lists_all_commands
     names = [s.bot or "random" for s in match.seats]
@@ -324,7 +324,7 @@ def _sealed(
         if not events:  # as decide_events: a bot's legal command always changes something
             raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
         cid = f"bot-{seat}-{version}"
-        writer.begin(command_id=cid, seat=seat, at=clock())
+        begin(b'"bot-%d-%d"' % (seat, version), seat, clock())  # cid's JSON
         try:  # the kept JSON looked up here, not in a call: this loop is the play-out's cost
             parsed, parsed_json = command_json[command]
         except (KeyError, TypeError):
