@@ -117,7 +117,11 @@ class TournamentSchema(ma.Schema):
     options = ma.fields.Dict()
     created_at = ma.fields.String()
     finished_at = ma.fields.String(
-        allow_none=True, metadata={"description": "when the last game was folded; null before"}
+        allow_none=True,
+        metadata={
+            "description": "when the last game was folded; null before (and for tournaments "
+            "finished before the service recorded it)"
+        },
     )
     draws = ma.fields.Integer()
 

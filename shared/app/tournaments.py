@@ -72,7 +72,7 @@ def chunks(plan_doc: Mapping[str, Any]) -> list[list[int]]:
     total = int(plan_doc["games"])
     quick = all(e.get("bot") in QUICK_BOTS for e in plan_doc["entrants"])
     size = CHUNK if quick else SEARCH_CHUNK
-    most = min(size, -(-total // MIN_TASKS))  # a small tournament: at least MIN_TASKS tasks
+    most = min(size, max(1, total // MIN_TASKS))  # a small tournament: at least MIN_TASKS tasks
     out: list[list[int]] = []
     start = 0
     while start < total:
@@ -98,10 +98,13 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     wanted = list(indexes)
     todo = [i for i, done in zip(wanted, p.tournaments.folded(tournament_id, wanted),
                                  strict=True) if not done]  # fmt: skip
-    # One check for the batch, whose games start together (a search bot's batch is one game).
+    # One check for the batch, whose games start together (a search bot's batch is one game):
+    # a cancel drops the batches not started.
     if not todo or p.tournaments.cancelled(tournament_id):
         return 0
     records = store_games(app, tournament_id, plan, todo)
+    # The results are written when this unit closes, before the fold below that may read them
+    # all (``_in_game_order``): this must not run inside an outer unit.
     with p.unit():
         for record in records:
             handlers.project(app, record)
@@ -193,15 +196,18 @@ def store_games(
     p.directory.register_all(entries)
     appended = p.store.append_logs(logs, command_id="create")
     records = []
+    again: list[tuple[GameEntry, float]] = []
     for (entry, _), game, outcome in zip(entries, played, appended, strict=True):
         gid = entry.game_id
         if isinstance(outcome, StaleVersion | DuplicateCommand):
             stored = p.store.read(gid)  # stored before: that log counts, and its time
             at = stored[0].at
-            p.directory.register(replace(entry, created_at=at), ms_of(at) / 1000)
+            again.append((replace(entry, created_at=at), ms_of(at) / 1000))
             records.append(fold(gid, stored))
         else:
             records.append(replace(game.record, id=gid))
+    if again:
+        p.directory.register_all(again)
     return records
 
 

@@ -67,7 +67,8 @@ class EventStore(Protocol):
         self, logs: Sequence[tuple[str, EncodedLog]], *, command_id: str | None = None
     ) -> list[AppendResult | StaleVersion | DuplicateCommand]:
         """``append_log`` at version 0 of each (game id, whole log), in one round trip where
-        the store can: the outcome of each, in order, the refusals returned, not raised."""
+        the store can: the outcome of each, in order, the refusals returned, not raised (and
+        ValueError, with nothing appended, when a log is empty)."""
         ...
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
@@ -86,7 +87,10 @@ class EventStore(Protocol):
 def append_each(
     store: EventStore, logs: Sequence[tuple[str, EncodedLog]], command_id: str | None
 ) -> list[AppendResult | StaleVersion | DuplicateCommand]:
-    """``EventStore.append_logs`` as one ``append_log`` after the other."""
+    """``EventStore.append_logs`` as one ``append_log`` after the other (an empty log refused
+    before any is appended)."""
+    if any(not log.raws for _game_id, log in logs):
+        raise ValueError("nothing to append")
     out: list[AppendResult | StaleVersion | DuplicateCommand] = []
     for game_id, log in logs:
         try:

@@ -165,8 +165,16 @@ class RedisEventStore:
         client appends one log after the other (its pipelines route by key, one per node)."""
         if isinstance(self._r, RedisCluster) or len(logs) < 2:
             return append_each(self, logs, command_id)
-        out: list[AppendResult | StaleVersion | DuplicateCommand] = []
-        calls = [_whole_call(game_id, log, command_id) for game_id, log in logs]
+        # Refused as ``append_log`` refuses them, before anything is sent.
+        if any(not log.raws for _game_id, log in logs):
+            raise ValueError("nothing to append")
+        out: list[AppendResult | StaleVersion | DuplicateCommand | None] = [
+            None if log.first == 1 else StaleVersion(0, log.first - 1) for _game_id, log in logs
+        ]
+        calls = [_whole_call(game_id, log, command_id)
+                 for (game_id, log), known in zip(logs, out, strict=True) if known is None]  # fmt: skip
+        if not calls:
+            return [r for r in out if r is not None]
         for attempt in range(2):
             pipe = self._r.pipeline(transaction=False)
             for call_keys, args in calls:
@@ -178,14 +186,18 @@ class RedisEventStore:
                 self._r.script_load(APPEND_WHOLE_LUA)
                 continue
             break
-        for reply in replies:
+        answers = iter(replies)
+        for i, known in enumerate(out):
+            if known is not None:
+                continue
+            reply = next(answers)
             if isinstance(reply, Exception):
                 raise reply
             try:
-                out.append(self._result(reply[0], reply[1], 0, command_id))
+                out[i] = self._result(reply[0], reply[1], 0, command_id)
             except (StaleVersion, DuplicateCommand) as refused:
-                out.append(refused)
-        return out
+                out[i] = refused
+        return [r for r in out if r is not None]
 
     def _append_whole(self, game_id: str, log: EncodedLog, command_id: str | None) -> AppendResult:
         call_keys, args = _whole_call(game_id, log, command_id)

@@ -199,3 +199,16 @@ def test_a_redis_whole_log_is_one_value(redis_client) -> None:  # type: ignore[n
     redis_client.script_flush()
     assert store.append_logs([("w3", _whole(2)), ("w4", _whole(2))])[1].last == 2  # type: ignore[union-attr]
     assert len(store.read("w4")) == 2
+
+
+def test_a_batch_refuses_what_one_append_refuses(store: EventStore) -> None:
+    writer = ChainWriter("contract", version=1, prev_hash=GENESIS_HASH)  # not from version 1
+    writer.add("thing_happened", json_bytes({"i": 0}))
+    late = writer.log
+    stale, fresh = store.append_logs([("w1", late), ("w2", _whole(2))], command_id="create")
+    assert isinstance(stale, StaleVersion) and stale.actual == 1
+    assert isinstance(fresh, AppendResult) and fresh.last == 2
+    empty = _whole(0)
+    with pytest.raises(ValueError, match="nothing to append"):
+        store.append_logs([("w3", _whole(1)), ("w4", empty)], command_id="create")
+    assert store.head("w1") == (0, GENESIS_HASH) and store.head("w3") == (0, GENESIS_HASH)

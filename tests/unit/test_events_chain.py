@@ -181,6 +181,72 @@ def test_the_chain_writer_seals_as_seal_does(
     )
 
 
+_COMMAND = st.tuples(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "card_played", "é", 'q"x']), JSON_VALUES), max_size=4
+    ),  # fmt: skip
+    st.none() | JSON_VALUES,
+    st.none() | st.text(max_size=12),
+    st.none() | st.integers(0, 11),
+    st.sampled_from(["2026-01-01T00:00:00.000Z", "t2", 'é\n"', ""]),
+)
+
+
+def _sorted(value: object) -> object:
+    """``value`` with its objects' keys in sorted order, as ``json_bytes`` spells them."""
+    return orjson.loads(json_bytes(value))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    commands=st.lists(_COMMAND, max_size=5),
+    before=st.lists(JSON_VALUES, max_size=2),
+    after=st.integers(0, 50),
+    seed=st.text(min_size=1, max_size=20),
+)
+def test_the_chain_writer_stores_a_whole_log_byte_for_byte(
+    commands: list[tuple[list[tuple[str, object]], object, str | None, int | None, str]],
+    before: list[object],
+    after: int,
+    seed: str,
+) -> None:
+    """Several commands, each begun anew (time, seat and id changing), and envelopes before
+    any ``begin``: the stored bytes are ``stored_json``'s of what ``seal`` seals (the data's
+    keys sorted, as the writer is handed them)."""
+    writer = ChainWriter(seed, version=after, prev_hash="ab" * 32)
+    expected: list[Envelope] = []
+    version, head = after, "ab" * 32
+
+    def sealed(new: list[NewEvent], **cause: object) -> None:
+        nonlocal version, head
+        envs = seal(new, after_version=version, prev_hash=head, seed=seed, **cause)  # type: ignore[arg-type]
+        expected.extend(envs)
+        if envs:
+            version, head = envs[-1].version, envs[-1].hash
+
+    for value in before:
+        sealed([NewEvent(type="x", data={"v": _sorted(value)})], command_id=None, seat=None,
+               at=None)  # fmt: skip
+        writer.add("x", json_bytes({"v": value}))
+    for events, command, command_id, seat, at in commands:
+        new = [NewEvent(type=t, data={"v": _sorted(v)}) for t, v in events]
+        sealed(new, command_id=command_id, seat=seat, at=at,
+               command=None if command is None else _sorted(command))  # fmt: skip
+        writer.begin(command_id=command_id, seat=seat, at=at)
+        for i, event in enumerate(new):
+            recorded = json_bytes(command) if i == 0 and command is not None else None
+            writer.add(event.type, json_bytes(event.data), recorded)
+    assert writer.log.raws == [stored_json(e) for e in expected]
+    assert writer.log.envelopes() == expected
+    assert (writer.version, writer.hash, writer.log.hash) == (version, head, head)
+
+
+def test_the_bot_command_ids_json_is_json_bytes() -> None:
+    for seat in range(12):
+        for version in (0, 1, 99, 10**6):
+            assert b'"bot-%d-%d"' % (seat, version) == json_bytes(f"bot-{seat}-{version}")
+
+
 def test_the_chain_writer_spells_what_orjson_refuses_as_canonical_json() -> None:
     for data in ({"n": 2**70}, {3: "x"}):
         _writer_matches_seal(data)

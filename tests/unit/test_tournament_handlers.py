@@ -169,6 +169,11 @@ def test_batches_cover_every_game_once_quick_bots_many_to_a_task_search_bots_one
     # A small tournament is still spread over several tasks, for every core.
     small = tournaments.chunks({**FOX, "games": 20})
     assert len(small) >= tournaments.MIN_TASKS // 2 and max(len(b) for b in small) < 20
+    for games in range(tournaments.MIN_TASKS, 200):
+        assert len(tournaments.chunks({**FOX, "games": games})) >= tournaments.MIN_TASKS
+    # Batches shrink towards the end, so the pool's processes finish together.
+    sizes = [len(b) for b in tournaments.chunks(quick)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] <= tournaments.MIN_CHUNK
 
 
 def test_final_ratings_follow_game_order_whatever_order_the_batches_finish_in() -> None:
