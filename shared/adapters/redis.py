@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import orjson
 import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
@@ -311,7 +312,7 @@ class RedisDirectory:
         out: list[dict[str, Any] | None] = []
         for i in range(0, len(game_ids), 1000):
             raws = self._r.hmget(keys.RESULTS, list(game_ids[i : i + 1000]))
-            out += [json.loads(raw) if raw is not None else None for raw in raws]
+            out += [orjson.loads(raw) if raw is not None else None for raw in raws]
         return out
 
 
