@@ -332,6 +332,43 @@ class ChainWriter:
             version, type_json, data_json, self._cause, h, tail))  # fmt: skip
         self.version, self._hash = version, h
 
+    def command(
+        self,
+        command_id_json: bytes,
+        seat: int | None,
+        at: str,
+        command_json: bytes | None,
+        events: Iterable[tuple[bytes, bytes]],
+    ) -> None:
+        """``begin_json`` then ``add`` of each ``(type_json, data_json)`` of ``events`` (both
+        ``json_bytes``), the first recording ``command_json`` if given: one command's
+        envelopes in one call, its shared pieces joined once (a tournament's play-out seals
+        every command here; per envelope this is the salt, the link and two joins)."""
+        self.begin_json(command_id_json, seat, at)
+        at_json, cid, seat_type, cause = self._at, self._cid, self._seat_type, self._cause
+        inner, outer, append = self._inner, self._outer, self._log.raws.append
+        version, h = self.version, self._hash
+        for type_json, data_json in events:
+            version += 1
+            salt = inner.copy()
+            salt.update(b"salt:%d" % version)
+            keyed = outer.copy()
+            keyed.update(salt.digest())
+            if command_json is None:
+                h = _hex(_sha256(b'%s\n{"at":%s,"command_id":%s,"data":%s,"salt":"%s%s%s,"version":%d}' % (
+                    h, at_json, cid, data_json, _hex(keyed.digest()), seat_type, type_json,
+                    version)).digest())  # fmt: skip
+                append(b'{"version":%d,"type":%s,"data":%s%s%s"}' % (
+                    version, type_json, data_json, cause, h))  # fmt: skip
+            else:
+                h = _hex(_sha256(b'%s\n{"at":%s,"command":%s,"command_id":%s,"data":%s,"salt":"%s%s%s,"version":%d}' % (  # noqa: E501
+                    h, at_json, command_json, cid, data_json, _hex(keyed.digest()), seat_type,
+                    type_json, version)).digest())  # fmt: skip
+                append(b'{"version":%d,"type":%s,"data":%s%s%s","command":%s}' % (
+                    version, type_json, data_json, cause, h, command_json))  # fmt: skip
+                command_json = None
+        self.version, self._hash = version, h
+
 
 _hex = binascii.hexlify  # a digest's lowercase hex, as bytes (hexdigest's, encoded)
 _sha256 = hashlib.sha256

@@ -412,7 +412,10 @@ class MemoryTournaments:
             return [i in done for i in indexes]
 
     def fold(
-        self, tournament_id: str, updates: Mapping[int, Callable[[dict[str, Any]], None]]
+        self,
+        tournament_id: str,
+        updates: Mapping[int, Callable[[dict[str, Any]], None]],
+        finish: Callable[[dict[str, Any]], None] | None = None,
     ) -> list[int]:
         """See ``TournamentStore.fold``."""
         with self._lock:
@@ -421,9 +424,16 @@ class MemoryTournaments:
             if entry is None:
                 return []
             fresh = [i for i in updates if i not in done]
+            if not fresh:
+                return []
+            tally = copy.deepcopy(entry.tally)  # all or nothing, as the Redis transaction
             for i in fresh:
-                updates[i](entry.tally)
-                done.add(i)
+                updates[i](tally)
+            if finish is not None:
+                finish(tally)
+            entry.tally.clear()
+            entry.tally.update(tally)
+            done.update(fresh)
             return fresh
 
 

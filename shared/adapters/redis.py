@@ -679,7 +679,10 @@ class RedisTournaments:
         return [bool(b) for b in bits]
 
     def fold(
-        self, tournament_id: str, updates: Mapping[int, Callable[[dict[str, Any]], None]]
+        self,
+        tournament_id: str,
+        updates: Mapping[int, Callable[[dict[str, Any]], None]],
+        finish: Callable[[dict[str, Any]], None] | None = None,
     ) -> list[int]:
         """See ``TournamentStore.fold``."""
         key, bits = keys.tournament(tournament_id), keys.tournament_folded(tournament_id)
@@ -707,6 +710,8 @@ class RedisTournaments:
                     tally = json.loads(raw)
                     for i in fresh:
                         updates[i](tally)
+                    if finish is not None:
+                        finish(tally)
                     pipe.multi()
                     pipe.hset(key, "tally", json.dumps(tally, separators=(",", ":")))
                     for i in fresh:

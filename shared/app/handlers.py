@@ -79,6 +79,35 @@ def creation_events(
     of contributed fairness is dealt later, once every human seat sent its client seed. A
     game with a clock (``clock_spec``, parsed) arms the first deadlines at ``now_ms``."""
     engine = games.get(game)
+    data = created_data(
+        game,
+        seats,
+        options,
+        seed,
+        tournament=tournament,
+        fairness_mode=fairness_mode,
+        listed=listed,
+        clock_spec=clock_spec,
+    )
+    if fairness_mode != fairness.STANDARD or any(s.open for s in seats):
+        return [NewEvent(type=GAME_CREATED, data=data)]  # dealt when every seat is ready
+    created = NewEvent(type=GAME_CREATED, data=data)
+    dealt = [created, *setup_events(engine, len(seats), options, seed)]
+    return [*dealt, *opening_ticks(engine, data, dealt[1:], now_ms)]
+
+
+def created_data(
+    game: str,
+    seats: Sequence[Seat],
+    options: Mapping[str, Any],
+    seed: str,
+    *,
+    tournament: Mapping[str, Any] | None = None,
+    fairness_mode: str = fairness.STANDARD,
+    listed: bool = True,
+    clock_spec: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The data of ``game_created`` (``creation_events``' first event)."""
     data: dict[str, Any] = {
         "game": game,
         "seats": [seat_doc(s) for s in seats],
@@ -94,11 +123,7 @@ def creation_events(
         data["listed"] = False
     if clock_spec is not None:
         data["clock"] = dict(clock_spec)
-    if fairness_mode != fairness.STANDARD or any(s.open for s in seats):
-        return [NewEvent(type=GAME_CREATED, data=data)]  # dealt when every seat is ready
-    created = NewEvent(type=GAME_CREATED, data=data)
-    dealt = [created, *setup_events(engine, len(seats), options, seed)]
-    return [*dealt, *opening_ticks(engine, data, dealt[1:], now_ms)]
+    return data
 
 
 def opening_ticks(

@@ -16,9 +16,11 @@ from typing import Any
 
 from shared import games
 from shared.app import bots
-from shared.app.handlers import creation_events, decide_events, seats_from_specs
+from shared.app.handlers import created_data, creation_events, decide_events, seats_from_specs
 from shared.app.match import Match, Seat
+from shared.app.match import evolve as match_evolve
 from shared.events import (
+    GAME_CREATED,
     GENESIS_HASH,
     SEED_REVEALED,
     ChainWriter,
@@ -82,7 +84,9 @@ def play(
     if not keep_envelopes and chooser is None and on_step is None:
         return _fast(engine, game, seats, opts, seed, max_actions)
     if keep_envelopes and chooser is None and on_step is None:
-        played = _sealed(engine, game, seats, opts, seed, clock, max_actions, tournament)
+        played = _sealed(
+            engine, game, seats, opts, seed, clock, max_actions, tournament, not encoded
+        )
         if not encoded:
             assert played.log is not None
             played.envelopes, played.log = played.log.envelopes(), None
@@ -245,20 +249,28 @@ def _fast(
 # An engine's events and commands recur from game to game (Fox's are one object per card): their
 # JSON and its canonical bytes, kept per object so that a log written whole encodes each once.
 _JSON_KEEP = 200_000
-_event_json: dict[Any, tuple[str, bytes]] = {}
+_event_json: dict[Any, tuple[bytes, bytes]] = {}  # event -> (json_bytes of its type, of its data)
 _command_json: dict[Any, tuple[dict[str, Any], bytes]] = {}
+_type_json: dict[str, bytes] = {}
 
 
-def _event_doc(engine: Any, event: Any) -> tuple[str, bytes]:
+def _event_piece(engine: Any, event: Any) -> tuple[bytes, bytes]:
+    doc = engine.event_to_json(event)
+    kind = doc["type"]
+    type_json = _type_json.get(kind)
+    if type_json is None:
+        type_json = _type_json[kind] = json_bytes(kind)
+    return type_json, json_bytes(doc["data"])
+
+
+def _event_doc(engine: Any, event: Any) -> tuple[bytes, bytes]:
     try:
         return _event_json[event]
     except KeyError:
         pass
     except TypeError:  # an unhashable event: encoded every time
-        doc = engine.event_to_json(event)
-        return doc["type"], json_bytes(doc["data"])
-    doc = engine.event_to_json(event)
-    out = (doc["type"], json_bytes(doc["data"]))
+        return _event_piece(engine, event)
+    out = _event_piece(engine, event)
     if len(_event_json) >= _JSON_KEEP:
         _event_json.clear()
     _event_json[event] = out
@@ -290,25 +302,42 @@ def _sealed(
     clock: Callable[[], str],
     max_actions: int,
     tournament: Mapping[str, Any] | None,
+    keep_commands: bool = True,
 ) -> Played:
     """``play`` with no chooser and no observer, the log kept in ``log``: the same envelopes
-    byte for byte (a property test holds the two to it), each sealed and encoded by a
-    ``ChainWriter`` from JSON encoded once per distinct event and command, and no record
-    built but for the bots that read a view."""
-    envs = _creation(game, seats, options, seed, clock, tournament)
-    start = fold("playout", envs)
-    match, state = start.match, start.state
-    writer = ChainWriter(seed, version=start.version, prev_hash=start.head_hash)
-    log = writer.log  # the creation's envelopes first
-    log.prev_hash, log.first, log.raws[:0] = GENESIS_HASH, 1, [stored_json(env) for env in envs]
-    played = Played(record=start, log=writer.log)
+    byte for byte (a property test holds the two to it), each command's sealed and encoded
+    by ``ChainWriter.command`` from JSON encoded once per distinct event and command, the
+    states folded from the engine's own events, and no record built but for the bots that
+    read a view. ``keep_commands``: list the commands in ``commands`` too."""
+    if any(s.open for s in seats):  # not dealt at its creation: the general path's creation
+        envs = _creation(game, seats, options, seed, clock, tournament)
+        start = fold("playout", envs)
+        match, state = start.match, start.state
+        writer = ChainWriter(seed, version=start.version, prev_hash=start.head_hash)
+        log = writer.log
+        log.prev_hash, log.first = GENESIS_HASH, 1
+        log.raws[:0] = [stored_json(env) for env in envs]
+    else:
+        # What ``creation_events`` gives such a game (``game_created``, then the setup drawn
+        # with label ``setup``), sealed by the writer and folded from the engine's events.
+        data = created_data(game, seats, options, seed, tournament=tournament)
+        built = match_evolve(None, GAME_CREATED, data)
+        assert built is not None
+        match, state = built, None
+        writer = ChainWriter(seed, version=0, prev_hash=GENESIS_HASH)
+        pieces = [(json_bytes(GAME_CREATED), json_bytes(data))]
+        for e in engine.setup(len(seats), options, Rng(seed, "setup")):
+            state = engine.evolve(state, e)
+            pieces.append(_event_piece(engine, e))
+        writer.command(b'"create"', None, clock(), None, pieces)
+    played = Played(record=GameRecord(id="playout", match=match, version=writer.version,
+                                      head_hash=writer.hash, state=state))  # fmt: skip
     commands = played.commands
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
-    decide, evolve, add, begin = engine.decide, engine.evolve, writer.add, writer.begin_json
+    decide, evolve, seal_command = engine.decide, engine.evolve, writer.command
     event_json, command_json = _event_json, _command_json
     listed = engine.TRAITS.lists_all_commands
     names = [s.bot or "random" for s in match.seats]
-    revealed = json_bytes({"seed": seed})
     actions = 0
     while outcome(state) is None:
         if actions >= max_actions:
@@ -323,25 +352,25 @@ def _sealed(
         events = decide(state, seat, command, Rng(seed, f"v{version}"))
         if not events:  # as decide_events: a bot's legal command always changes something
             raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
-        cid = f"bot-{seat}-{version}"
-        begin(b'"bot-%d-%d"' % (seat, version), seat, clock())  # cid's JSON
         try:  # the kept JSON looked up here, not in a call: this loop is the play-out's cost
             parsed, parsed_json = command_json[command]
         except (KeyError, TypeError):
             parsed, parsed_json = _command_doc(engine, command)
-        recorded: bytes | None = parsed_json  # in the command's first envelope only
+        pieces = []
         for e in events:
             try:
-                kind, data_json = event_json[e]
+                pieces.append(event_json[e])
             except (KeyError, TypeError):
-                kind, data_json = _event_doc(engine, e)
+                pieces.append(_event_doc(engine, e))
             state = evolve(state, e)
-            add(kind, data_json, recorded)
-            recorded = None
-        commands.append((cid, seat, parsed))
+        # The command id ``bot-<seat>-<version>`` spelt as JSON; the command recorded in its
+        # first envelope.
+        seal_command(b'"bot-%d-%d"' % (seat, version), seat, clock(), parsed_json, pieces)
+        if keep_commands:
+            commands.append((f"bot-{seat}-{version}", seat, parsed))
         actions += 1
     if actions:
-        add(SEED_REVEALED, revealed)
+        writer.add(SEED_REVEALED, json_bytes({"seed": seed}))
     played.log = writer.log  # its hash brought up to date
     played.record = GameRecord(
         id="playout",

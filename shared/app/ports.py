@@ -264,10 +264,14 @@ class TournamentStore(Protocol):
         ...
 
     def fold(
-        self, tournament_id: str, updates: Mapping[int, Callable[[dict[str, Any]], None]]
+        self,
+        tournament_id: str,
+        updates: Mapping[int, Callable[[dict[str, Any]], None]],
+        finish: Callable[[dict[str, Any]], None] | None = None,
     ) -> list[int]:
         """Apply to the tally, in one atomic step, the update of each game index not folded
-        yet, marking those folded; returns the indexes folded now (none folds twice)."""
+        yet, marking those folded, then ``finish`` if any was; returns the indexes folded now
+        (none folds twice)."""
         ...
 
 

@@ -19,7 +19,9 @@ from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import key_matches, seat_for_token
 from shared.games.base import Engine
 from shared.games.rng import bot_random
-from shared.projections import AUDITOR, visible_events
+from shared.projections import AUDITOR, projection_json, visible_events
+from shared.projections import view as projected_view
+from shared.record import fold
 
 SEAT = "seat"
 ORGANIZER = "organizer"
@@ -84,8 +86,8 @@ def caller(app: App, game_id: str, token: str | None, keys: Keys) -> Caller:
 
 
 def view_json(app: App, game_id: str, seat: int | None) -> bytes:
-    """The stored view of ``seat`` (None: the public view); AppError ``game/not_found``."""
-    raw = app.ports.read_models.read(game_id, seat)
+    """The view of ``seat`` (None: the public view); AppError ``game/not_found``."""
+    raw = _stored_view(app, game_id, seat)
     if raw is None:
         detail = f"no game {game_id}" if seat is None else f"no seat {seat} in game {game_id}"
         raise AppError(ErrorCode.GAME_NOT_FOUND, detail)
@@ -94,8 +96,24 @@ def view_json(app: App, game_id: str, seat: int | None) -> bytes:
 
 def view(app: App, game_id: str, seat: int | None) -> dict[str, Any] | None:
     """The view document (a bot's input), or None when there is none."""
-    raw = app.ports.read_models.read(game_id, seat)
+    raw = _stored_view(app, game_id, seat)
     return json.loads(raw) if raw is not None else None
+
+
+def _stored_view(app: App, game_id: str, seat: int | None) -> bytes | None:
+    """The stored view; a seat's view that is not stored is folded from the game's log. A
+    tournament's game stores its public view alone (no one plays its seats: an auditor who
+    asks for a seat's view gets it from here)."""
+    raw = app.ports.read_models.read(game_id, seat)
+    if raw is not None or seat is None:
+        return raw
+    entry = app.entry(game_id)
+    if entry is None or not 0 <= seat < len(entry.token_hashes):
+        return None
+    envelopes = app.ports.store.read(game_id)
+    if not envelopes:
+        return None
+    return projection_json(projected_view(fold(game_id, envelopes), seat)).encode()
 
 
 def events(

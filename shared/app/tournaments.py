@@ -24,6 +24,7 @@ from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import shard_of
 from shared.app.ports import GameEntry, TournamentEntry
 from shared.events import EncodedLog
+from shared.projections import projection_json, view
 from shared.record import GameRecord, fold
 from shared.store import DuplicateCommand, StaleVersion
 from shared.tournaments import standings
@@ -107,47 +108,72 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     # all (``_in_game_order``): this must not run inside an outer unit.
     with p.unit():
         for record in records:
-            handlers.project(app, record)
+            _project(app, record)
         p.directory.record_results({r.id: handlers.result_doc(r) for r in records})
     folds: dict[int, Callable[[dict[str, Any]], None]] = {}
     rates: dict[str, Callable[[dict[str, Any]], None]] = {}
     for index, record in zip(todo, records, strict=True):
         outcome = record.engine.outcome(record.state)
         assert outcome is not None, "a tournament game is stored finished"
-        folds[index] = _folder(app, tournament_id, plan, index, outcome)
+        folds[index] = _folder(plan.seating(index), outcome)
         update = handlers.rating_update(record, outcome)
         if update is not None:
             rates[record.id] = update
     p.ratings.rate(plan.game, rates)
-    return len(p.tournaments.fold(tournament_id, folds))
+    return len(p.tournaments.fold(tournament_id, folds, _finisher(app, tournament_id, plan)))
 
 
-def _folder(app: App, tournament_id: str, plan: Plan, index: int,
-            outcome: Mapping[str, Any]) -> Callable[[dict], None]:  # fmt: skip
-    """Fold game ``index`` into a tally; the fold that brings in the last game also replays
-    the ratings in game order (``standings.rerate``), in the same atomic step: batches finish
-    in any order and openskill's updates depend on it, so a finished tournament's ratings
-    depend on its seed alone. Every folded game's result is stored before its fold."""
-    seating = plan.seating(index)
+def _project(app: App, record: GameRecord) -> None:
+    """A finished tournament game's projections, in the open batch: its public view alone
+    (no one plays its seats: a seat's view an auditor asks for is folded from the log by
+    ``queries.view_json``), the announcement, and its place among the finished games."""
+    p = app.ports
+    p.read_models.write(record.id, [], projection_json(view(record, None)))
+    p.notifier.announce(record.id, record.version)
+    p.directory.mark_finished(record.id, p.clock.epoch())
+
+
+def _folder(seating: Sequence[int], outcome: Mapping[str, Any]) -> Callable[[dict], None]:
+    """Fold one game into a tally, unrated: ``_finisher`` rates the games in game order."""
 
     def fold_one(tally: dict[str, Any]) -> None:
-        standings.fold(tally, seating, outcome)
-        if tally["done"] >= plan.games:
-            standings.rerate(tally, _in_game_order(app, tournament_id, plan))
-            tally["finished_at"] = app.ports.clock.now()
+        standings.fold(tally, seating, outcome, rate=False)
 
     return fold_one
 
 
-def _in_game_order(
-    app: App, tournament_id: str, plan: Plan
-) -> list[tuple[tuple[int, ...], Sequence[int]]]:
-    results = app.ports.directory.results([game_id(tournament_id, i) for i in range(plan.games)])
-    games = []
-    for index, result in enumerate(results):
-        assert result is not None, "a folded game's result is stored before its fold"
-        games.append((plan.seating(index), result["outcome"]["ranks"]))
-    return games
+# Results read a round trip at a time while the ratings catch up with the folded games.
+RATE_WINDOW = 256
+
+
+def _finisher(app: App, tournament_id: str, plan: Plan) -> Callable[[dict], None]:
+    """After a batch's folds, in the same atomic step: rate the games after the ``rated``
+    first ones in game order, as far as their results are stored (``standings.rate_next``);
+    batches finish in any order and openskill's updates depend on it, so the ratings depend
+    on the tournament's seed alone, while it runs and once it is over. The work is spread
+    over the batches' folds instead of waiting for the last one; every folded game's result
+    is stored before its fold, so the fold of the last game rates every game."""
+
+    def finish(tally: dict[str, Any]) -> None:
+        start = tally.get("rated", 0)
+        while start < plan.games:
+            stop = min(plan.games, start + RATE_WINDOW)
+            ids = [game_id(tournament_id, i) for i in range(start, stop)]
+            results = app.ports.directory.results(ids)
+            games = [
+                None if r is None else (plan.seating(i), r["outcome"]["ranks"])
+                for i, r in enumerate(results, start)
+            ]
+            rated = standings.rate_next(tally, games)
+            if start + rated < stop:
+                break
+            start = stop
+        if tally["done"] >= plan.games:
+            assert tally["rated"] >= plan.games, "a folded game's result is stored before it"
+            tally["rated_in_order"] = True
+            tally["finished_at"] = app.ports.clock.now()
+
+    return finish
 
 
 def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameRecord:
@@ -235,7 +261,11 @@ def tournament_doc(
     plan = Plan.from_doc(entry.plan)
     total = plan.games
     entrants = [{"name": e.name, **e.spec} for e in plan.entrants]
-    rendered = standings.render(entry.tally, entrants)
+    tally = entry.tally
+    status = status_of(entry)
+    if status == CANCELLED and tally.get("rated", 0) < tally["done"]:
+        tally = _rated_as_folded(app, tournament_id, plan, tally)
+    rendered = standings.render(tally, entrants)
     offset = max(0, offset)
     limit = max(1, min(limit, 1000))
     page = range(offset, min(total, offset + limit))
@@ -264,9 +294,12 @@ def tournament_doc(
         ],
         "created_at": entry.created_at,
         # When its last game was folded (None before): a finished tournament's run time.
-        "finished_at": entry.tally.get("finished_at"),
-        "status": status_of(entry),
-        "progress": {"done": entry.tally["done"], "total": total},
+        "finished_at": tally.get("finished_at"),
+        "status": status,
+        "progress": {"done": tally["done"], "total": total},
+        # How many games the ratings cover: the first ones in game order as their results
+        # come in (a cancelled tournament's: every folded game).
+        "rated_games": tally.get("rated", tally["done"]),
         "standings": rendered["standings"],
         "ratings": rendered["ratings"],
         "head_to_head": head_to_head,
@@ -274,6 +307,29 @@ def tournament_doc(
         "draws": rendered["draws"],
         "games": {"offset": offset, "limit": limit, "total": total, "items": listed},
     }
+
+
+def _rated_as_folded(
+    app: App, tournament_id: str, plan: Plan, tally: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A cancelled tournament's tally with its ratings replayed over every folded game in
+    game order: a cancel leaves gaps that ``_finisher``'s ratings stop at."""
+    out = {**tally, "entrants": [dict(row) for row in tally["entrants"]]}
+    indexes = list(range(plan.games))
+    done = app.ports.tournaments.folded(tournament_id, indexes)
+    ids = [game_id(tournament_id, i) for i, d in zip(indexes, done, strict=True) if d]
+    kept = [i for i, d in zip(indexes, done, strict=True) if d]
+    results = app.ports.directory.results(ids)
+    start = standings.empty(len(plan.entrants))
+    for row, fresh in zip(out["entrants"], start["entrants"], strict=True):
+        row["mu"], row["sigma"] = fresh["mu"], fresh["sigma"]
+    out["rated"] = 0
+    standings.rate_next(
+        out,
+        [(plan.seating(i), r["outcome"]["ranks"]) for i, r in zip(kept, results, strict=True)
+         if r is not None],
+    )  # fmt: skip
+    return out
 
 
 def list_tournaments(app: App, *, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:

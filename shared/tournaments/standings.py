@@ -5,9 +5,11 @@ openskill ratings (Plackett-Luce) for ``GET /v1/tournaments/{id}`` and the CLI.
 The tally keeps sums, not games: per entrant the games, wins (a win shared by ``k`` seats
 counts ``1/k``), the sum and sum of squares of its scores, the sum of its ranks and its
 rating; per ordered pair of entrants the games they met in and how often the first finished
-ahead (a tie counts half). Ratings are updated in the order games are folded; once every
-game is in, ``rerate`` replays them in game order, so that a tournament's final ratings depend
-on its seed alone, not on which worker finished first (and equal a local run's).
+ahead (a tie counts half). ``fold`` rates each game as it folds it, which is game order when
+games are folded in order (a local run). A service's batches finish in any order: they fold
+with ``rate=False`` and ``rate_next`` rates the games in game order as far as their results
+are in (``rated``: how many), so that the ratings shown while it runs and its final ratings
+depend on its seed alone, not on which worker finished first (and equal a local run's).
 """
 
 from __future__ import annotations
@@ -43,12 +45,20 @@ def empty(entrants: int) -> dict[str, Any]:
         ],
         "met": [[0] * entrants for _ in range(entrants)],
         "ahead": [[0.0] * entrants for _ in range(entrants)],
+        "rated": 0,
     }
 
 
-def fold(tally: dict[str, Any], seating: Sequence[int], outcome: Mapping[str, Any]) -> None:
+def fold(
+    tally: dict[str, Any],
+    seating: Sequence[int],
+    outcome: Mapping[str, Any],
+    *,
+    rate: bool = True,
+) -> None:
     """Add one finished game to ``tally`` (in place): ``seating[s]`` is the entrant at seat
-    ``s``; ``outcome`` is the engine's (``scores``, ``winners``, ``ranks``)."""
+    ``s``; ``outcome`` is the engine's (``scores``, ``winners``, ``ranks``). ``rate``: rate
+    it now too (games folded in game order); without it ``rate_next`` rates it in turn."""
     scores, winners, ranks = outcome["scores"], outcome["winners"], outcome["ranks"]
     rows = tally["entrants"]
     for seat, e in enumerate(seating):
@@ -65,9 +75,28 @@ def fold(tally: dict[str, Any], seating: Sequence[int], outcome: Mapping[str, An
             if s != t:
                 met[a][b] += 1
                 ahead[a][b] += 1.0 if ranks[s] < ranks[t] else 0.5 if ranks[s] == ranks[t] else 0.0
-    _rate(rows, seating, ranks)
+    if rate:
+        _rate(rows, seating, ranks)
+        tally["rated"] = tally.get("rated", 0) + 1
     tally["done"] += 1
     tally["draws"] += int(bool(outcome.get("draw")))
+
+
+def rate_next(
+    tally: dict[str, Any], games: Iterable[tuple[Sequence[int], Sequence[int]] | None]
+) -> int:
+    """Rate (in place) the games that follow the ``rated`` first ones, (seating, ranks) each
+    in game order, up to the first None (a game whose result is not in yet); returns how
+    many it rated."""
+    rows = tally["entrants"]
+    count = 0
+    for game in games:
+        if game is None:
+            break
+        _rate(rows, *game)
+        count += 1
+    tally["rated"] = tally.get("rated", 0) + count
+    return count
 
 
 def _rate(rows: list[dict[str, Any]], seating: Sequence[int], ranks: Sequence[int]) -> None:
@@ -75,18 +104,6 @@ def _rate(rows: list[dict[str, Any]], seating: Sequence[int], ranks: Sequence[in
     rated = _MODEL.rate(teams, ranks=list(ranks))
     for (rating,), e in zip(rated, seating, strict=True):
         rows[e]["mu"], rows[e]["sigma"] = rating.mu, rating.sigma
-
-
-def rerate(tally: dict[str, Any], games: Iterable[tuple[Sequence[int], Sequence[int]]]) -> None:
-    """Ratings recomputed from the start (in place) over ``games``, (seating, ranks) in game
-    order: what folding them in that order would have given. Only the ratings change."""
-    start = _MODEL.rating()
-    rows = tally["entrants"]
-    for row in rows:
-        row["mu"], row["sigma"] = start.mu, start.sigma
-    for seating, ranks in games:
-        _rate(rows, seating, ranks)
-    tally["rated_in_order"] = True
 
 
 def wilson(wins: float, games: int, z: float = Z95) -> tuple[float, float]:
