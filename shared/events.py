@@ -337,18 +337,22 @@ class ChainWriter:
         command_id_json: bytes,
         seat: int | None,
         at: str,
-        command_json: bytes | None,
-        events: Iterable[tuple[bytes, bytes]],
+        command_json: tuple[bytes, bytes] | None,
+        events: Iterable[tuple[bytes, bytes, bytes]],
     ) -> None:
-        """``begin_json`` then ``add`` of each ``(type_json, data_json)`` of ``events`` (both
-        ``json_bytes``), the first recording ``command_json`` if given: one command's
-        envelopes in one call, its shared pieces joined once (a tournament's play-out seals
-        every command here; per envelope this is the salt, the link and two joins)."""
+        """One command's envelopes in one call, its shared pieces joined once (a tournament's
+        play-out seals every command here): ``begin_json``, then for each ``(type_json,
+        data_json, stored_data_json)`` of ``events`` an envelope whose hashed body holds
+        ``data_json`` (``json_bytes`` of the data) and whose stored entry holds
+        ``stored_data_json`` (the data as ``stored_json`` spells it: the engine's key
+        order, so that the entry is byte for byte what ``seal`` and the store write), the
+        first recording the command given as ``(json_bytes, stored spelling)``. Per envelope
+        this is the salt, the link and two joins."""
         self.begin_json(command_id_json, seat, at)
         at_json, cid, seat_type, cause = self._at, self._cid, self._seat_type, self._cause
         inner, outer, append = self._inner, self._outer, self._log.raws.append
         version, h = self.version, self._hash
-        for type_json, data_json in events:
+        for type_json, data_json, stored_data in events:
             version += 1
             salt = inner.copy()
             salt.update(b"salt:%d" % version)
@@ -359,15 +363,22 @@ class ChainWriter:
                     h, at_json, cid, data_json, _hex(keyed.digest()), seat_type, type_json,
                     version)).digest())  # fmt: skip
                 append(b'{"version":%d,"type":%s,"data":%s%s%s"}' % (
-                    version, type_json, data_json, cause, h))  # fmt: skip
+                    version, type_json, stored_data, cause, h))  # fmt: skip
             else:
+                hashed, stored = command_json
                 h = _hex(_sha256(b'%s\n{"at":%s,"command":%s,"command_id":%s,"data":%s,"salt":"%s%s%s,"version":%d}' % (  # noqa: E501
-                    h, at_json, command_json, cid, data_json, _hex(keyed.digest()), seat_type,
+                    h, at_json, hashed, cid, data_json, _hex(keyed.digest()), seat_type,
                     type_json, version)).digest())  # fmt: skip
                 append(b'{"version":%d,"type":%s,"data":%s%s%s","command":%s}' % (
-                    version, type_json, data_json, cause, h, command_json))  # fmt: skip
+                    version, type_json, stored_data, cause, h, stored))  # fmt: skip
                 command_json = None
         self.version, self._hash = version, h
+
+
+def stored_piece(value: Any) -> bytes:
+    """``value`` as ``stored_json`` spells it inside an entry: compact, in its own key order
+    (``json_bytes`` is the hashed spelling, keys sorted)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
 _hex = binascii.hexlify  # a digest's lowercase hex, as bytes (hexdigest's, encoded)

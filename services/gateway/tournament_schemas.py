@@ -124,6 +124,13 @@ class TournamentSchema(ma.Schema):
         },
     )
     draws = ma.fields.Integer()
+    rated_games = ma.fields.Integer(
+        metadata={
+            "description": "how many games the ratings cover: the first ones in game order as "
+            "their results come in (all of them once it is finished; every folded game of a "
+            "cancelled one)"
+        },
+    )
 
 
 class TournamentListSchema(ma.Schema):

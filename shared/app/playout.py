@@ -29,6 +29,7 @@ from shared.events import (
     json_bytes,
     seal,
     stored_json,
+    stored_piece,
 )
 from shared.games import errors as rules
 from shared.games.errors import GameError
@@ -249,21 +250,28 @@ def _fast(
 # An engine's events and commands recur from game to game (Fox's are one object per card): their
 # JSON and its canonical bytes, kept per object so that a log written whole encodes each once.
 _JSON_KEEP = 200_000
-_event_json: dict[Any, tuple[bytes, bytes]] = {}  # event -> (json_bytes of its type, of its data)
-_command_json: dict[Any, tuple[dict[str, Any], bytes]] = {}
+_event_json: dict[Any, tuple[bytes, bytes, bytes]] = {}  # event -> ``ChainWriter.command`` piece
+_command_json: dict[Any, tuple[dict[str, Any], tuple[bytes, bytes]]] = {}
 _type_json: dict[str, bytes] = {}
 
 
-def _event_piece(engine: Any, event: Any) -> tuple[bytes, bytes]:
+def _spellings(value: Any) -> tuple[bytes, bytes]:
+    """(hashed, stored) spellings of ``value``: ``json_bytes`` and ``stored_piece``, the same
+    object when they are the same bytes (mostly: an engine's keys often come sorted)."""
+    hashed, stored = json_bytes(value), stored_piece(value)
+    return hashed, hashed if stored == hashed else stored
+
+
+def _event_piece(engine: Any, event: Any) -> tuple[bytes, bytes, bytes]:
     doc = engine.event_to_json(event)
     kind = doc["type"]
     type_json = _type_json.get(kind)
     if type_json is None:
         type_json = _type_json[kind] = json_bytes(kind)
-    return type_json, json_bytes(doc["data"])
+    return (type_json, *_spellings(doc["data"]))
 
 
-def _event_doc(engine: Any, event: Any) -> tuple[bytes, bytes]:
+def _event_doc(engine: Any, event: Any) -> tuple[bytes, bytes, bytes]:
     try:
         return _event_json[event]
     except KeyError:
@@ -277,16 +285,16 @@ def _event_doc(engine: Any, event: Any) -> tuple[bytes, bytes]:
     return out
 
 
-def _command_doc(engine: Any, command: Any) -> tuple[dict[str, Any], bytes]:
+def _command_doc(engine: Any, command: Any) -> tuple[dict[str, Any], tuple[bytes, bytes]]:
     try:
         return _command_json[command]
     except KeyError:
         pass
     except TypeError:
         parsed = engine.command_to_json(command)
-        return parsed, json_bytes(parsed)
+        return parsed, _spellings(parsed)
     parsed = engine.command_to_json(command)
-    out = (parsed, json_bytes(parsed))
+    out = (parsed, _spellings(parsed))
     if len(_command_json) >= _JSON_KEEP:
         _command_json.clear()
     _command_json[command] = out
@@ -325,7 +333,7 @@ def _sealed(
         assert built is not None
         match, state = built, None
         writer = ChainWriter(seed, version=0, prev_hash=GENESIS_HASH)
-        pieces = [(json_bytes(GAME_CREATED), json_bytes(data))]
+        pieces = [(json_bytes(GAME_CREATED), *_spellings(data))]
         for e in engine.setup(len(seats), options, Rng(seed, "setup")):
             state = engine.evolve(state, e)
             pieces.append(_event_piece(engine, e))

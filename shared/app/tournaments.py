@@ -191,12 +191,13 @@ def store_games(
     entries: list[tuple[GameEntry, float]] = []
     played: list[playout.Played] = []
     logs: list[tuple[str, EncodedLog]] = []
+    # One time for the batch's logs: they are appended at once (and the clock costs a tenth
+    # of the play-out when read at every command).
+    at = p.clock.now()
+    created = ms_of(at) / 1000
     for index in indexes:
         gid = game_id(tournament_id, index)
         seed = plan.game_seed(index)
-        # One time for the whole log: it is appended at once (and the clock costs a tenth of
-        # the play-out when read at every command).
-        at = p.clock.now()
         game = playout.play(
             plan.game,
             plan.seat_specs(index),
@@ -217,7 +218,7 @@ def store_games(
             created_at=at,
             token_hashes=tuple(None for _ in range(plan.players)),
         )
-        entries.append((entry, ms_of(at) / 1000))
+        entries.append((entry, created))
     # The directory first, as for a live game: a game whose events exist has its seed.
     p.directory.register_all(entries)
     appended = p.store.append_logs(logs, command_id="create")

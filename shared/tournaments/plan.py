@@ -16,7 +16,6 @@ refused with the nearest counts that work.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import math
 import secrets
@@ -95,7 +94,7 @@ class Plan:
         """The secret seed of game ``index``: HMAC-SHA256 of the tournament's seed over its
         deal, so games can be re-derived (and audited) from the tournament's seed alone."""
         label = f"tournament-deal:{self.deal(index)}".encode()
-        return hmac.new(self.seed.encode(), label, hashlib.sha256).hexdigest()
+        return hmac.digest(self.seed.encode(), label, "sha256").hex()
 
     def seat_specs(self, index: int) -> list[dict[str, Any]]:
         """Creation seat specs of game ``index`` (name and bot spec per seat)."""

@@ -15,6 +15,7 @@ depend on its seed alone, not on which worker finished first (and equal a local 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,21 @@ from openskill.models import PlackettLuce
 Z95 = 1.959963984540054
 
 _MODEL = PlackettLuce()
+_START = _MODEL.rating()
+_players = threading.local()
+
+
+def _player(seat: int, mu: float, sigma: float) -> Any:
+    """An openskill rating of ``mu``, ``sigma`` to pass to ``rate`` (which copies what it is
+    given): one kept per seat and thread, since each new one draws a uuid4 from the OS."""
+    kept: list[Any] | None = getattr(_players, "kept", None)
+    if kept is None:
+        kept = _players.kept = []
+    while len(kept) <= seat:
+        kept.append(_MODEL.rating())
+    player = kept[seat]
+    player.mu, player.sigma = mu, sigma
+    return player
 
 
 def empty(entrants: int) -> dict[str, Any]:
@@ -100,7 +116,7 @@ def rate_next(
 
 
 def _rate(rows: list[dict[str, Any]], seating: Sequence[int], ranks: Sequence[int]) -> None:
-    teams = [[_MODEL.rating(mu=rows[e]["mu"], sigma=rows[e]["sigma"])] for e in seating]
+    teams = [[_player(s, rows[e]["mu"], rows[e]["sigma"])] for s, e in enumerate(seating)]
     rated = _MODEL.rate(teams, ranks=list(ranks))
     for (rating,), e in zip(rated, seating, strict=True):
         rows[e]["mu"], rows[e]["sigma"] = rating.mu, rating.sigma
@@ -192,11 +208,11 @@ def rate_labels(board: dict[str, Any], labels: Sequence[str], ranks: Sequence[in
     """Fold one game into a leaderboard (label -> ``{"mu", "sigma", "games"}``, in place):
     ``labels[s]`` played seat ``s`` and finished at ``ranks[s]``. A label at several seats
     of one game is rated as several players; it keeps the mean of their new ratings."""
-    start = _MODEL.rating()
+    start = _START
     teams = []
-    for label in labels:
+    for seat, label in enumerate(labels):
         row = board.get(label) or {"mu": start.mu, "sigma": start.sigma, "games": 0}
-        teams.append([_MODEL.rating(mu=row["mu"], sigma=row["sigma"])])
+        teams.append([_player(seat, row["mu"], row["sigma"])])
     rated = _MODEL.rate(teams, ranks=list(ranks))
     new: dict[str, list[tuple[float, float]]] = {}
     for (rating,), label in zip(rated, labels, strict=True):

@@ -249,8 +249,11 @@ def test_two_bots_play_a_game_to_the_end_and_it_is_scored(stack: Stack) -> None:
     while view(stack, game["id"])["outcome"] is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert view(stack, game["id"])["outcome"] is not None
-    result = stack.redis.hget("results:games", game["id"])
-    assert result is not None and json.loads(result)["outcome"]["winners"]
+    # The result is written by the scoring task, after the final view.
+    while (result := stack.redis.hget("results:games", game["id"])) is None:
+        assert time.monotonic() < deadline + 30, "the finished game was not scored"
+        time.sleep(0.05)
+    assert json.loads(result)["outcome"]["winners"]
 
 
 def test_fixed_seed_or_deal_needs_an_organizer_key(stack: Stack) -> None:

@@ -17,7 +17,7 @@ from shared.app.messages import CommandMessage
 from shared.app.playout import play
 from shared.bootstrap import bootstrap
 from shared.config import Settings
-from shared.events import canonical_json
+from shared.events import canonical_json, stored_json
 from shared.games import skull
 from shared.projections import visible_events
 
@@ -150,3 +150,9 @@ def test_the_sealed_path_writes_the_general_loops_log(
         assert sealed.commands == general.commands
         assert sealed.record == general.record
         assert sealed.actions == general.actions
+        # What a tournament stores: the entries the store writes for the general loop's
+        # envelopes, byte for byte (the data and commands in the engine's own key order).
+        encoded = play(game, specs, options, f"sealed-{i}", clock=TickingClock().now,
+                       tournament=tour, encoded=True)  # fmt: skip
+        assert encoded.log is not None
+        assert encoded.log.raws == [stored_json(env) for env in general.envelopes]

@@ -227,6 +227,70 @@ def test_tournament_folds_racing_each_other_all_count_once(ports: Ports) -> None
     assert tally["done"] == 200 and sorted(tally["seen"]) == list(range(200))
 
 
+def _bump(tally: dict) -> None:
+    tally["done"] += 1
+
+
+def test_a_fold_finishes_once_after_the_batchs_updates_and_stores_what_finish_wrote(
+    ports: Ports,
+) -> None:
+    t = ports.tournaments
+    t.create("t", {"games": 4}, {"done": 0}, "2026-01-01T00:00:00.000Z", 1.0)
+    seen: list[dict] = []
+
+    def finish(tally: dict) -> None:
+        seen.append(dict(tally))
+        tally["finished"] = tally.get("finished", 0) + 1
+        tally["last"] = tally["done"]
+
+    assert t.fold("t", {0: _bump, 1: _bump}, finish) == [0, 1]
+    assert seen == [{"done": 2}]  # once, after both games
+    assert t.get("t").tally == {"done": 2, "finished": 1, "last": 2}  # type: ignore[union-attr]
+    assert t.fold("t", {1: _bump, 3: _bump}, finish) == [3]
+    assert seen[1:] == [{"done": 3, "finished": 1, "last": 2}]
+    assert t.get("t").tally == {"done": 3, "finished": 2, "last": 3}  # type: ignore[union-attr]
+
+
+def test_a_fold_with_no_fresh_game_does_not_finish(ports: Ports) -> None:
+    t = ports.tournaments
+    t.create("t", {"games": 2}, {"done": 0}, "2026-01-01T00:00:00.000Z", 1.0)
+    assert t.fold("t", {0: _bump}) == [0]
+    calls: list[dict] = []
+    assert t.fold("t", {0: _bump}, calls.append) == []  # folded already
+    assert t.fold("t", {}, calls.append) == []
+    assert t.fold("nope", {0: _bump}, calls.append) == []
+    assert calls == []
+    assert t.get("t").tally == {"done": 1}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("failing", ["update", "finish"])
+def test_a_fold_that_raises_leaves_the_tally_and_the_folded_marks_as_they_were(
+    ports: Ports, failing: str
+) -> None:
+    t = ports.tournaments
+    t.create("t", {"games": 3}, {"done": 0, "seen": []}, "2026-01-01T00:00:00.000Z", 1.0)
+
+    def add(tally: dict) -> None:
+        tally["done"] += 1
+        tally["seen"].append(tally["done"])
+
+    assert t.fold("t", {0: add}) == [0]
+
+    def boom(tally: dict) -> None:
+        add(tally)  # a nested change first: nothing of it may stay
+        raise RuntimeError("boom")
+
+    updates = {1: add, 2: boom if failing == "update" else add}
+    with pytest.raises(RuntimeError, match="boom"):
+        t.fold("t", updates, boom if failing == "finish" else None)
+    assert t.get("t").tally == {"done": 1, "seen": [1]}  # type: ignore[union-attr]
+    assert t.folded("t", [0, 1, 2]) == [True, False, False]
+    # Nothing half done is left either (on Redis no WATCH or MULTI left open on a connection):
+    # the same games fold next time.
+    assert t.fold("t", {1: add, 2: add}) == [1, 2]
+    assert t.get("t").tally == {"done": 3, "seen": [1, 2, 3]}  # type: ignore[union-attr]
+
+
 def test_ratings_rate_each_game_once(ports: Ports) -> None:
     r = ports.ratings
     assert r.board("fox") == {}

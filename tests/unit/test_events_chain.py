@@ -21,6 +21,7 @@ from shared.events import (
     json_bytes,
     seal,
     stored_json,
+    stored_piece,
     verify_chain,
     verify_links,
 )
@@ -266,3 +267,66 @@ def _writer_matches_seal(data: dict) -> None:
     writer.begin(command_id="c", seat=0, at="now")
     writer.add("t", json_bytes(data))
     assert writer.hash == expected.hash
+
+
+_DATA = st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3)
+_SEALED = st.tuples(
+    st.none() | st.text(max_size=12),  # the command id
+    st.none() | st.integers(0, 5),  # the seat
+    st.sampled_from(["2026-01-01T00:00:00.000Z", "t2", 'é\n"']) | st.text(max_size=10),
+    st.none() | _DATA,  # the command recorded
+    st.lists(st.tuples(st.text(max_size=12), _DATA), min_size=1, max_size=4),  # its events
+    st.integers(0, 2),  # envelopes added after it with the same cause (no new begin)
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    commands=st.lists(_SEALED, min_size=1, max_size=4),
+    after=st.integers(0, 50),
+    seed=st.text(min_size=1, max_size=20),
+)
+def test_sealing_a_command_in_one_call_is_beginning_it_and_adding_each_envelope(
+    commands: list[tuple[str | None, int | None, str, dict | None, list[tuple[str, dict]], int]],
+    after: int,
+    seed: str,
+) -> None:
+    whole = ChainWriter(seed, version=after, prev_hash="cd" * 32)
+    stepwise = ChainWriter(seed, version=after, prev_hash="cd" * 32)
+    expected: list[Envelope] = []
+    version, head = after, "cd" * 32
+    for command_id, seat, at, command, events, more in commands:
+        cid = json_bytes(command_id)
+        recorded = None if command is None else json_bytes(command)
+        spelt = None if command is None else (json_bytes(command), stored_piece(command))
+        pieces = [(json_bytes(t), json_bytes(d), stored_piece(d)) for t, d in events]
+        whole.command(cid, seat, at, spelt, pieces)
+        stepwise.begin_json(cid, seat, at)
+        for i, (t, d) in enumerate(events):
+            stepwise.add(t, json_bytes(d), recorded if i == 0 else None)
+        assert (whole.version, whole.hash) == (stepwise.version, stepwise.hash)
+        for k in range(more):
+            for writer in (whole, stepwise):
+                writer.add("more", json_bytes({"k": k}))
+        # One cause for the command's envelopes and those added after it; seal records the
+        # command in the first. The entries keep the data's own key order, as seal's do (add
+        # stores its pieces as given: sorted here).
+        new = [NewEvent(type=t, data=d) for t, d in events]
+        new += [NewEvent(type="more", data={"k": k}) for k in range(more)]
+        envs = seal(
+            new,
+            after_version=version,
+            prev_hash=head,
+            command_id=command_id,
+            seat=seat,
+            at=at,
+            seed=seed,
+            command=command,
+        )
+        expected.extend(envs)
+        version, head = envs[-1].version, envs[-1].hash
+    assert whole.log.raws == [stored_json(e) for e in expected]
+    assert [orjson.loads(r) for r in whole.log.raws] == [orjson.loads(r) for r in stepwise.log.raws]
+    assert whole.log.envelopes() == expected
+    assert (whole.version, whole.hash, whole.log.hash) == (version, head, head)
+    assert (stepwise.version, stepwise.hash) == (version, head)

@@ -215,3 +215,65 @@ def test_a_tournament_tells_when_its_last_game_was_folded() -> None:
     d = doc(app, tid)
     assert d["status"] == "finished"
     assert d["created_at"] <= d["finished_at"] <= app.ports.clock.now()
+
+
+def ratings_of(d: dict[str, Any]) -> dict[int, tuple[float, float]]:
+    return {r["entrant"]: (r["mu"], r["sigma"]) for r in d["ratings"]}
+
+
+def rated_in_order(
+    app: App, tid: str, plan: Plan, indexes: list[int]
+) -> dict[int, tuple[float, float]]:
+    """The ratings of a sequential fold of the games ``indexes``, in that order."""
+    from shared.tournaments import standings
+
+    tally = standings.empty(len(plan.entrants))
+    for i in indexes:
+        result = app.ports.directory.result(game_id(tid, i))
+        assert result is not None
+        standings.fold(tally, plan.seating(i), result["outcome"])
+    return {e: (row["mu"], row["sigma"]) for e, row in enumerate(tally["entrants"])}
+
+
+def test_ratings_wait_for_the_games_before_them_then_follow_game_order() -> None:
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    initial = ratings_of(doc(app, tid))
+    assert tournaments.play_games(app, tid, range(4, 8)) == 4
+    d = doc(app, tid)
+    assert d["progress"]["done"] == 4 and d["rated_games"] == 0
+    assert ratings_of(d) == initial
+    assert tournaments.play_games(app, tid, [1]) == 1  # game 0 still missing
+    assert doc(app, tid)["rated_games"] == 0 and ratings_of(doc(app, tid)) == initial
+    assert tournaments.play_games(app, tid, [0]) == 1
+    d = doc(app, tid)
+    assert d["rated_games"] == 2 and ratings_of(d) == rated_in_order(app, tid, plan, [0, 1])
+    assert tournaments.play_games(app, tid, [2, 3]) == 2
+    d = doc(app, tid)
+    assert d["status"] == "finished" and d["rated_games"] == 8
+    assert ratings_of(d) == rated_in_order(app, tid, plan, list(range(8)))
+    # The order matters with these games: rated as the batches finished, they would differ.
+    assert ratings_of(d) != rated_in_order(app, tid, plan, [4, 5, 6, 7, 1, 0, 2, 3])
+
+
+def test_a_cancelled_tournament_rates_every_folded_game_in_game_order() -> None:
+    from shared.tournaments import standings
+
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    assert tournaments.play_games(app, tid, [0, 1]) == 2
+    assert tournaments.play_games(app, tid, [4, 5]) == 2
+    running = doc(app, tid)
+    assert running["status"] == "running" and running["rated_games"] == 2  # up to the gap
+    assert ratings_of(running) == rated_in_order(app, tid, plan, [0, 1])
+    tournaments.cancel_tournament(app, tid)
+    d = doc(app, tid)
+    assert d["status"] == "cancelled" and d["progress"]["done"] == 4
+    assert d["rated_games"] == 4
+    assert ratings_of(d) == rated_in_order(app, tid, plan, [0, 1, 4, 5])
+    assert ratings_of(d) != ratings_of(running)
+    # The replay is the answer's alone: the stored tally and the standings stay as folded.
+    entry = app.ports.tournaments.get(tid)
+    assert entry is not None and entry.tally["rated"] == 2
+    entrants = [{"name": e.name, **e.spec} for e in plan.entrants]
+    assert d["standings"] == standings.render(entry.tally, entrants)["standings"]

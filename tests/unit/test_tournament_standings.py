@@ -87,3 +87,44 @@ def test_a_leaderboard_rates_a_spec_at_two_seats_once_per_game() -> None:
     standings.rate_labels(board, ["random", "random", "heuristic"], [2, 3, 1])
     assert board["random"]["games"] == 1 and board["heuristic"]["games"] == 1  # type: ignore[index]
     assert board["heuristic"]["mu"] > board["random"]["mu"]  # type: ignore[index]
+
+
+GAMES = [  # (seating, outcome): the three of ``folded`` and a game of three seats
+    ((0, 1), game([10, 4], [1, 2])),
+    ((2, 0), game([8, 6], [1, 2])),
+    ((1, 0), game([5, 5], [1, 1])),
+    ((2, 1, 0), game([3, 9, 1], [2, 1, 3])),
+]
+
+
+def ratings(tally: dict[str, object]) -> list[tuple[float, float]]:
+    return [(r["mu"], r["sigma"]) for r in tally["entrants"]]  # type: ignore[attr-defined,index]
+
+
+def rated_one_by_one(count: int) -> dict[str, object]:
+    tally = standings.empty(3)
+    for seating, outcome in GAMES[:count]:
+        standings.fold(tally, seating, outcome)
+    return tally
+
+
+def test_rate_next_stops_at_the_first_game_not_in_and_counts_what_it_rated() -> None:
+    tally = standings.empty(3)
+    ranked = [(seating, outcome["ranks"]) for seating, outcome in GAMES]
+    assert standings.rate_next(tally, [ranked[0], ranked[1], None, ranked[2]]) == 2
+    assert tally["rated"] == 2 and ratings(tally) == ratings(rated_one_by_one(2))
+    assert standings.rate_next(tally, [None, ranked[3]]) == 0
+    assert standings.rate_next(tally, []) == 0
+    assert tally["rated"] == 2 and ratings(tally) == ratings(rated_one_by_one(2))
+    assert standings.rate_next(tally, iter(ranked[2:])) == 2
+    assert tally["rated"] == 4 and ratings(tally) == ratings(rated_one_by_one(4))
+
+
+def test_folding_unrated_then_rating_next_is_folding_rated_one_by_one() -> None:
+    tally = standings.empty(3)
+    for seating, outcome in GAMES:
+        standings.fold(tally, seating, outcome, rate=False)
+    assert tally["rated"] == 0 and ratings(tally) == ratings(standings.empty(3))
+    assert tally["done"] == 4 and tally["draws"] == 1
+    assert standings.rate_next(tally, [(s, o["ranks"]) for s, o in GAMES]) == 4
+    assert tally == rated_one_by_one(4)
