@@ -155,7 +155,9 @@ def _finisher(app: App, tournament_id: str, plan: Plan) -> Callable[[dict], None
     is stored before its fold, so the fold of the last game rates every game."""
 
     def finish(tally: dict[str, Any]) -> None:
-        start = tally.get("rated", 0)
+        if "rated" not in tally:  # a tally from before: its ratings start over in game order
+            standings.unrate(tally)
+        start = tally["rated"]
         while start < plan.games:
             stop = min(plan.games, start + RATE_WINDOW)
             ids = [game_id(tournament_id, i) for i in range(start, stop)]
@@ -321,10 +323,7 @@ def _rated_as_folded(
     ids = [game_id(tournament_id, i) for i, d in zip(indexes, done, strict=True) if d]
     kept = [i for i, d in zip(indexes, done, strict=True) if d]
     results = app.ports.directory.results(ids)
-    start = standings.empty(len(plan.entrants))
-    for row, fresh in zip(out["entrants"], start["entrants"], strict=True):
-        row["mu"], row["sigma"] = fresh["mu"], fresh["sigma"]
-    out["rated"] = 0
+    standings.unrate(out)
     standings.rate_next(
         out,
         [(plan.seating(i), r["outcome"]["ranks"]) for i, r in zip(kept, results, strict=True)

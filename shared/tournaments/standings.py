@@ -98,6 +98,13 @@ def fold(
     tally["draws"] += int(bool(outcome.get("draw")))
 
 
+def unrate(tally: dict[str, Any]) -> None:
+    """Every rating back to the start (in place), no game rated."""
+    for row in tally["entrants"]:
+        row["mu"], row["sigma"] = _START.mu, _START.sigma
+    tally["rated"] = 0
+
+
 def rate_next(
     tally: dict[str, Any], games: Iterable[tuple[Sequence[int], Sequence[int]] | None]
 ) -> int:

@@ -277,3 +277,18 @@ def test_a_cancelled_tournament_rates_every_folded_game_in_game_order() -> None:
     assert entry is not None and entry.tally["rated"] == 2
     entrants = [{"name": e.name, **e.spec} for e in plan.entrants]
     assert d["standings"] == standings.render(entry.tally, entrants)["standings"]
+
+
+def test_a_tally_from_before_in_order_ratings_is_rated_again_from_the_start() -> None:
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    assert tournaments.play_games(app, tid, range(4)) == 4
+    # As a tally stored before `rated` was kept: ratings moved in fold order, no count.
+    tally = app.ports.tournaments._entries[tid].tally  # type: ignore[attr-defined]
+    del tally["rated"]
+    tally["entrants"][0]["mu"] = 99.0
+    assert doc(app, tid)["rated_games"] == 4
+    assert tournaments.play_games(app, tid, range(4, 8)) == 4
+    d = doc(app, tid)
+    assert d["status"] == "finished" and d["rated_games"] == 8
+    assert ratings_of(d) == rated_in_order(app, tid, plan, list(range(8)))
