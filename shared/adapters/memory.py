@@ -342,10 +342,11 @@ class FixedClock(SystemClock):
 
 
 class MemoryTournaments:
-    """``TournamentStore`` in dicts; a lock makes ``fold`` atomic."""
+    """``TournamentStore`` in dicts; a lock makes ``fold`` atomic (re-entrant: a fold's
+    ``finish`` reads which games are folded)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._entries: dict[str, TournamentEntry] = {}
         self._order: list[tuple[float, str]] = []
         self._folded: dict[str, set[int]] = {}

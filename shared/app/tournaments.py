@@ -12,6 +12,8 @@ stored, or stores the same game, and folds it at most once.
 from __future__ import annotations
 
 import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -120,7 +122,8 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
         if update is not None:
             rates[record.id] = update
     p.ratings.rate(plan.game, rates)
-    return len(p.tournaments.fold(tournament_id, folds, _finisher(app, tournament_id, plan)))
+    finish = _finisher(app, tournament_id, plan, set(todo))
+    return len(p.tournaments.fold(tournament_id, folds, finish))
 
 
 def _project(app: App, record: GameRecord) -> None:
@@ -146,13 +149,15 @@ def _folder(seating: Sequence[int], outcome: Mapping[str, Any]) -> Callable[[dic
 RATE_WINDOW = 256
 
 
-def _finisher(app: App, tournament_id: str, plan: Plan) -> Callable[[dict], None]:
-    """After a batch's folds, in the same atomic step: rate the games after the ``rated``
-    first ones in game order, as far as their results are stored (``standings.rate_next``);
-    batches finish in any order and openskill's updates depend on it, so the ratings depend
-    on the tournament's seed alone, while it runs and once it is over. The work is spread
-    over the batches' folds instead of waiting for the last one; every folded game's result
-    is stored before its fold, so the fold of the last game rates every game."""
+def _finisher(app: App, tournament_id: str, plan: Plan, batch: set[int]) -> Callable[[dict], None]:
+    """After the folds of the games ``batch``, in the same atomic step: rate the games after
+    the ``rated`` first ones in game order, as far as they are folded (in an earlier step or
+    in this one: ``batch``), from their stored results (``standings.rate_next``). Batches
+    finish in any order and openskill's updates depend on it, so the ratings depend on the
+    tournament's seed alone, while it runs and once it is over, and cover only games in the
+    standings. The work is spread over the batches' folds instead of waiting for the last
+    one; every folded game's result is stored before its fold, so the fold of the last game
+    rates every game."""
 
     def finish(tally: dict[str, Any]) -> None:
         if "rated" not in tally:  # a tally from before: its ratings start over in game order
@@ -160,11 +165,14 @@ def _finisher(app: App, tournament_id: str, plan: Plan) -> Callable[[dict], None
         start = tally["rated"]
         while start < plan.games:
             stop = min(plan.games, start + RATE_WINDOW)
-            ids = [game_id(tournament_id, i) for i in range(start, stop)]
-            results = app.ports.directory.results(ids)
+            window = range(start, stop)
+            folded = app.ports.tournaments.folded(tournament_id, list(window))
+            results = app.ports.directory.results([game_id(tournament_id, i) for i in window])
             games = [
-                None if r is None else (plan.seating(i), r["outcome"]["ranks"])
-                for i, r in enumerate(results, start)
+                None
+                if r is None or not (done or i in batch)
+                else (plan.seating(i), r["outcome"]["ranks"])
+                for i, r, done in zip(window, results, folded, strict=True)
             ]
             rated = standings.rate_next(tally, games)
             if start + rated < stop:
@@ -268,6 +276,9 @@ def tournament_doc(
     status = status_of(entry)
     if status == CANCELLED and tally.get("rated", 0) < tally["done"]:
         tally = _rated_as_folded(app, tournament_id, plan, tally)
+    # How many games the ratings cover: the first ones in game order as they are folded (a
+    # tally from before counted none in order until it finished).
+    rated = tally.get("rated", tally["done"] if tally.get("rated_in_order") else 0)
     rendered = standings.render(tally, entrants)
     offset = max(0, offset)
     limit = max(1, min(limit, 1000))
@@ -300,9 +311,7 @@ def tournament_doc(
         "finished_at": tally.get("finished_at"),
         "status": status,
         "progress": {"done": tally["done"], "total": total},
-        # How many games the ratings cover: the first ones in game order as their results
-        # come in (a cancelled tournament's: every folded game).
-        "rated_games": tally.get("rated", tally["done"]),
+        "rated_games": rated,
         "standings": rendered["standings"],
         "ratings": rendered["ratings"],
         "head_to_head": head_to_head,
@@ -312,11 +321,23 @@ def tournament_doc(
     }
 
 
+# Cancelled tournaments' ratings replayed over their folded games, by (id, games folded):
+# computed once per process and change, not at every read (10,000 games: some 0.3 s).
+_REPLAYED: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+_REPLAYED_KEEP = 16
+_replayed_lock = threading.Lock()
+
+
 def _rated_as_folded(
     app: App, tournament_id: str, plan: Plan, tally: Mapping[str, Any]
 ) -> dict[str, Any]:
     """A cancelled tournament's tally with its ratings replayed over every folded game in
     game order: a cancel leaves gaps that ``_finisher``'s ratings stop at."""
+    key = (tournament_id, int(tally["done"]))
+    with _replayed_lock:
+        replayed = _REPLAYED.get(key)
+    if replayed is not None:
+        return {**tally, "entrants": replayed["entrants"], "rated": replayed["rated"]}
     out = {**tally, "entrants": [dict(row) for row in tally["entrants"]]}
     indexes = list(range(plan.games))
     done = app.ports.tournaments.folded(tournament_id, indexes)
@@ -329,6 +350,10 @@ def _rated_as_folded(
         [(plan.seating(i), r["outcome"]["ranks"]) for i, r in zip(kept, results, strict=True)
          if r is not None],
     )  # fmt: skip
+    with _replayed_lock:
+        _REPLAYED[key] = {"entrants": out["entrants"], "rated": out["rated"]}
+        while len(_REPLAYED) > _REPLAYED_KEEP:
+            _REPLAYED.popitem(last=False)
     return out
 
 

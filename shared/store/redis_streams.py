@@ -288,8 +288,10 @@ def _resp_chunks(commands: Sequence[Sequence[Any]]) -> list[bytes]:
         for arg in args:
             if isinstance(arg, str):
                 arg = arg.encode()
-            elif isinstance(arg, int):
+            elif isinstance(arg, int) and not isinstance(arg, bool):
                 arg = b"%d" % arg
+            elif not isinstance(arg, bytes):
+                raise TypeError(f"a command's argument is bytes, str or int, not {arg!r}")
             if len(arg) > _LARGE:
                 small.append(b"$%d\r\n" % len(arg))
                 out.append(b"".join(small))

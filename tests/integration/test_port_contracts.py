@@ -330,3 +330,33 @@ def test_a_notifier_announces_every_game_to_an_all_listener(ports: Ports) -> Non
         assert everyone.next(0.05) is None
     finally:
         everyone.close()
+
+
+def test_a_folds_finish_reads_the_games_folded_before_it(ports: Ports) -> None:
+    t = ports.tournaments
+    t.create("t", {"games": 3}, {"done": 0}, "2026-01-01T00:00:00.000Z", 1.0)
+    assert t.fold("t", {0: _bump}) == [0]
+    seen: list[list[bool]] = []
+    # Inside the step (the memory store's lock is held): game 0 folded, the batch's own not yet.
+    assert t.fold("t", {1: _bump}, lambda _tally: seen.append(t.folded("t", [0, 1, 2]))) == [1]
+    assert seen == [[True, False, False]]
+    assert t.folded("t", [0, 1, 2]) == [True, True, False]
+
+
+def test_a_fold_that_loses_a_race_runs_its_finish_again_on_the_new_tally(
+    redis_client: redis.Redis,
+) -> None:
+    t = redis_ports(redis_client).tournaments
+    t.create("race2", {"games": 3}, {"done": 0}, "2026-01-01T00:00:00.000Z", 1.0)
+    calls: list[int] = []
+
+    def finish(tally: dict) -> None:
+        calls.append(tally["done"])
+        if len(calls) == 1:  # another batch's fold lands meanwhile: the transaction fails
+            assert t.fold("race2", {2: _bump}) == [2]
+        tally["finished"] = tally.get("finished", 0) + 1
+
+    assert t.fold("race2", {0: _bump}, finish) == [0]
+    assert calls == [1, 2]  # again, on the tally with the other fold in it
+    assert t.get("race2").tally == {"done": 2, "finished": 1}  # type: ignore[union-attr]
+    assert t.folded("race2", [0, 1, 2]) == [True, False, True]

@@ -287,8 +287,27 @@ def test_a_tally_from_before_in_order_ratings_is_rated_again_from_the_start() ->
     tally = app.ports.tournaments._entries[tid].tally  # type: ignore[attr-defined]
     del tally["rated"]
     tally["entrants"][0]["mu"] = 99.0
-    assert doc(app, tid)["rated_games"] == 4
+    assert doc(app, tid)["rated_games"] == 0  # its ratings are not in game order
     assert tournaments.play_games(app, tid, range(4, 8)) == 4
     d = doc(app, tid)
     assert d["status"] == "finished" and d["rated_games"] == 8
     assert ratings_of(d) == rated_in_order(app, tid, plan, list(range(8)))
+
+
+def test_a_game_whose_result_is_stored_but_not_folded_is_not_rated() -> None:
+    # A batch that stored a game and its result, then died before its fold.
+    app = memory_app(inline=False)
+    tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
+    (record,) = tournaments.store_games(app, tid, plan, [0])
+    with app.ports.unit():
+        app.ports.directory.record_results({record.id: handlers.result_doc(record)})
+    assert tournaments.play_games(app, tid, [1]) == 1
+    running = doc(app, tid)
+    assert running["rated_games"] == 0 and running["progress"]["done"] == 1
+    assert ratings_of(running) == rated_in_order(app, tid, plan, [])
+    # Cancelled before the batch runs again: the ratings cover the folded game alone.
+    tournaments.cancel_tournament(app, tid)
+    assert tournaments.play_games(app, tid, [0]) == 0
+    d = doc(app, tid)
+    assert d["rated_games"] == 1 and ratings_of(d) == rated_in_order(app, tid, plan, [1])
+    assert doc(app, tid) == d  # the replay, kept, answers the same
