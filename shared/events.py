@@ -258,7 +258,7 @@ class ChainWriter:
     test holds it to ``seal``."""
 
     __slots__ = ("version", "_hash", "_log", "_inner", "_outer", "_at_text", "_at", "_cid",
-                 "_head", "_seat_type", "_cause", "_types", "_seats")  # fmt: skip
+                 "_seat_type", "_cause", "_types", "_seats")  # fmt: skip
 
     def __init__(self, seed: str, *, version: int, prev_hash: str) -> None:
         self.version = version
@@ -271,7 +271,6 @@ class ChainWriter:
         self._seats: dict[int | None, tuple[bytes, bytes]] = {}
         # Before any ``begin``: no command, no seat, no time (``null`` each).
         self._cid = b"null"
-        self._head = b'{"at":null,"command_id":null,"data":'
         self._seat_type = b'","seat":null,"type":'
         self._cause = b',"command_id":null,"seat":null,"at":null,"hash":"'
 
@@ -305,32 +304,17 @@ class ChainWriter:
             pieces = self._seats[seat] = (seat_json, b'","seat":%s,"type":' % seat_json)
         seat_json, self._seat_type = pieces
         self._cid = cid
-        self._head = b'{"at":%s,"command_id":%s,"data":' % (at_json, cid)
         self._cause = b',"command_id":%s,"seat":%s,"at":%s,"hash":"' % (cid, seat_json, at_json)
 
     def add(self, type: str, data_json: bytes, command_json: bytes | None = None) -> None:
-        """The next envelope, of ``type`` with data ``data_json`` (``json_bytes`` of the data),
-        recording the command whose ``json_bytes`` is ``command_json`` if given."""
-        version = self.version + 1
-        inner = self._inner.copy()
-        inner.update(b"salt:%d" % version)
-        outer = self._outer.copy()
-        outer.update(inner.digest())
+        """The next envelope, of ``type`` with data ``data_json`` (``json_bytes`` of the data,
+        stored as it is), recording the command whose ``json_bytes`` is ``command_json`` if
+        given."""
         type_json = self._types.get(type)
         if type_json is None:
             type_json = self._types[type] = json_bytes(type)
-        if command_json is None:
-            head, tail = self._head, b"}"
-        else:
-            head = b'{"at":%s,"command":%s,"command_id":%s,"data":' % (
-                self._at, command_json, self._cid)  # fmt: skip
-            tail = b',"command":%s}' % command_json
-        body = b'%s%s,"salt":"%s%s%s,"version":%d}' % (
-            head, data_json, _hex(outer.digest()), self._seat_type, type_json, version)  # fmt: skip
-        h = _hex(_sha256(b"%s\n%s" % (self._hash, body)).digest())
-        self._log.raws.append(b'{"version":%d,"type":%s,"data":%s%s%s"%s' % (
-            version, type_json, data_json, self._cause, h, tail))  # fmt: skip
-        self.version, self._hash = version, h
+        recorded = None if command_json is None else (command_json, command_json)
+        self._envelopes(recorded, [(type_json, data_json, data_json)])
 
     def command(
         self,
@@ -349,6 +333,12 @@ class ChainWriter:
         first recording the command given as ``(json_bytes, stored spelling)``. Per envelope
         this is the salt, the link and two joins."""
         self.begin_json(command_id_json, seat, at)
+        self._envelopes(command_json, events)
+
+    def _envelopes(
+        self, command_json: tuple[bytes, bytes] | None, events: Iterable[tuple[bytes, bytes, bytes]]
+    ) -> None:
+        """The next envelopes, of the cause ``begin_json`` set (``command``'s pieces)."""
         at_json, cid, seat_type, cause = self._at, self._cid, self._seat_type, self._cause
         inner, outer, append = self._inner, self._outer, self._log.raws.append
         version, h = self.version, self._hash
