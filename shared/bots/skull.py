@@ -2,27 +2,31 @@
 
 Policy, in brief:
 
-* Placing: the first disc is the skull about half the time (a mixed strategy, a little more
-  often with fewer flowers left), else a flower; now and then the skull goes on top of one
-  flower instead. A skull on top stays on top: the bot opens at the lowest bid, so anyone who
-  flips its stack meets the skull first. An all-flower stack grows while a flower is in hand
-  (each flower is one more certain flip), always keeping one disc in hand, then opens at the
-  highest bid worth making (below).
-* Bidding: a bid no higher than its own all-flower stack is certain (the challenger flips its
-  own stack first); beyond that it estimates the chance of flipping the rest from the other
-  stacks (players known to have lost their skull are safe, a known skull is on a stack with a
-  probability that grows with its size, the standing bidder is trusted a little) and bids the
-  highest count whose chance clears a bar (low: a failure costs one disc of four, a success is
-  half the game; higher for each disc already lost, lower on match point), else passes. With
-  its skull down it passes (rarely it raises by one as a bluff while others are still in).
-* Flipping: its own stack first (forced), then always the face-down disc least likely to be a
-  skull under the same model, so known-skull-free players go before anyone else.
+* No tells: every public choice (place another disc or open, the bid, raise or pass) is a
+  function of public facts alone (stack and hand sizes, the bid, the other players' records),
+  never of what is on its own stack. Whether its skull is down shows only in which disc it
+  places, which nobody sees, so a spectator reading its bids learns nothing about its stack
+  (``benchmarks/bench_skull_tells.py`` measures it). The skull goes down only as the first
+  disc of a round, so neither does the stack's size.
+* Placing: the first disc is the skull about two times in three (a mixed strategy: more
+  often with fewer flowers left), else a flower; then flowers while two or more discs are in
+  hand (one disc always stays in hand), then it opens at the highest bid worth making.
+* Bidding: its own stack is flipped first, so a bid no higher than its stack counts on its
+  own discs at a fixed risk (the same whether the skull is down or not); beyond that it
+  estimates the chance of flipping the rest from the other stacks (players known to have
+  lost their skull are safe, a known skull is on a stack with a probability that grows with
+  its size, the standing bidder is trusted a little) and bids the highest count whose chance
+  clears a bar (low: a failure costs one disc of four, a success is half the game; higher for
+  each disc already lost, lower on match point), else passes.
+* Flipping: its own stack first (forced; it is public from then on), then always the
+  face-down disc least likely to be a skull under the same model, so known-skull-free players
+  go before anyone else.
 * Penalty: after its own skull it discards a flower while it keeps two or more flowers (the
   skull keeps catching challengers and keeps the others guessing), else the skull; the blind
   pick is uniform. Choosing the starter (English rule): itself when still in (it opens the next
   bidding first), else the player with the fewest win markers, then fewest discs.
 
-Every random draw (bluffs, blind picks, ties) comes from ``rng``; nothing else is read.
+Every random draw (the first disc, blind picks, ties) comes from ``rng``; nothing else is read.
 """
 
 from __future__ import annotations
@@ -35,27 +39,29 @@ FLOWER = "flower"
 SKULL = "skull"
 DISCS_PER_PLAYER = 4
 
-# How often the first disc of a round is the skull: a mixed strategy so that an opponent can
-# never read our stack from our habits, and often enough that flipping our stack is a real
-# risk (against random opponents 0.2 won about 0.28 of 4-player games, 0.55 about 0.52).
+# How often the first disc of a round is the skull (the only moment it goes down): a mixed
+# strategy, so that its stack is never known, and often enough that flipping it is a real
+# risk. Against random bots the skull is what wins (they challenge blindly and fail on it):
+# with the bids below, 0.55 won about 0.54 of 4-player games, 0.65 about 0.60, 0.75 about
+# 0.65 (2000 games each); 0.65 keeps the stack close to a toss-up for anyone reading it.
 # With fewer flowers left a success needs other stacks anyway, so the skull is worth more.
-SKULL_FIRST = 0.55
+SKULL_FIRST = 0.65
 SKULL_FIRST_FEW_FLOWERS = 0.7
-# How often a lone flower gets the skull on top (seen first by anyone flipping us).
-SKULL_ON_TOP = 0.1
+# The risk it counts on its own stack when it bids, whatever is on it: bidding as if the
+# stack were all flowers makes it challenge its own skull too often (0 won about 0.54), as
+# if it held the skull as often as it does (0.65) it hardly ever bids (about 0.25).
+OWN_STACK_RISK = 0.3
 # Per disc placed, the chance we assume an opponent put its skull there: the skull is on a
 # stack of ``s`` discs with probability 1 - (1 - p) ** s (at least s / discs, the uniform case).
 SKULL_PER_DISC = 0.4
 # The standing bidder claims to see flowers: trust it a little.
 BIDDER_TRUST = 0.8
-# The least chance of success at which we bid beyond our certain count: a failure costs one
-# disc of four, a success is half the game, so even a one-in-four shot is worth taking (a bar
-# of 0.55 won about 0.37 of 4-player games against random bots, 0.25 about 0.52). On match
-# point a success ends the game; each disc already lost raises the bar (elimination looms).
-MIN_SUCCESS = 0.25
+# The least chance of success at which we bid: a failure costs one disc of four, a success is
+# half the game, so even a one-in-three shot is worth taking (against random bots a bar of
+# 0.15 won about 0.42 of 4-player games, 0.3 about 0.60, 0.45 about 0.49). On match point a
+# success ends the game; each disc already lost raises the bar (elimination looms).
+MIN_SUCCESS = 0.3
 MIN_SUCCESS_LAST = 0.2
-# How often a skull-holder raises by one as a bluff (only with two or more others still in).
-BLUFF_RAISE = 0.08
 # Added to the bar for each disc already lost.
 CAUTION_PER_LOST_DISC = 0.08
 
@@ -102,27 +108,12 @@ def _place(
         if SKULL not in places:
             return places[FLOWER]
         few = hand[FLOWER] <= 1
-        return (
-            places[SKULL]
-            if rng.random() < (SKULL_FIRST_FEW_FLOWERS if few else SKULL_FIRST)
-            else places[FLOWER]
-        )
-    if SKULL in stack:
-        # We must not become the challenger, and we want the skull met early: a skull on top
-        # opens at the lowest bid (the others almost never all pass it) rather than be buried.
-        # An empty hand would force a bid anyway, so one disc always stays in hand.
-        if bids and (stack[-1] == SKULL or hand_size < 2):
-            return bids[0]
-        if FLOWER in places and hand_size >= 2:
-            return places[FLOWER]
-        return bids[0] if bids else next(iter(places.values()))
-    # An all-flower stack: every flower on it is a certain flip when we challenge.
-    if len(stack) == 1 and SKULL in places and hand_size >= 2 and rng.random() < SKULL_ON_TOP:
-        return places[SKULL]
-    if FLOWER in places and hand_size >= 2:
-        return places[FLOWER]
-    if not bids:
-        return next(iter(places.values()))
+        first = SKULL_FIRST_FEW_FLOWERS if few else SKULL_FIRST
+        return places[SKULL] if rng.random() < first else places[FLOWER]
+    # From here on the choice is public: another disc while two are in hand, else open. Its
+    # face is private and always a flower (a skull would make the stack's size a tell).
+    if hand_size >= 2 or not bids:
+        return places.get(FLOWER) or places[SKULL]
     return _best_bid(view, bids) or bids[0]
 
 
@@ -134,17 +125,6 @@ def _bid(
 ) -> Mapping[str, Any]:
     bids = [c for c in legal if c["type"] == "bid"]
     passes = [c for c in legal if c["type"] == "pass"]
-    if SKULL in view["stack"]:
-        others_in = sum(
-            1
-            for p in view["players"]
-            if p["seat"] != view["seat"] and not p["eliminated"] and not p["passed"]
-        )
-        # A rare raise with the skull down keeps the others from reading every raise as a
-        # flower stack; only while two others can still take the bid off us.
-        if others_in >= 2 and len(bids) >= 3 and rng.random() < BLUFF_RAISE:
-            return bids[0]
-        return passes[0]
     best = _best_bid(view, bids)
     return best if best is not None else passes[0]
 
@@ -152,9 +132,10 @@ def _bid(
 def _best_bid(
     view: Mapping[str, Any], bids: Sequence[Mapping[str, Any]]
 ) -> Mapping[str, Any] | None:
-    """The highest legal bid whose challenge is likely enough to succeed (certain up to our
-    own all-flower stack); None when even the lowest is not."""
-    if not bids or SKULL in view["stack"]:
+    """The highest legal bid whose challenge is likely enough to succeed; None when even the
+    lowest is not. Reads public facts only: its own stack counts by its size, at
+    ``OWN_STACK_RISK`` whatever is on it, so the bid tells nothing of the stack."""
+    if not bids:
         return None
     own = len(view["stack"])
     me = _player(view, view["seat"])
@@ -166,7 +147,8 @@ def _best_bid(
     best = None
     for c in bids:
         extra = c["count"] - own
-        chance = 1.0 if extra <= 0 else survival[extra] if extra < len(survival) else 0.0
+        others = 1.0 if extra <= 0 else survival[extra] if extra < len(survival) else 0.0
+        chance = (1.0 - OWN_STACK_RISK) * others
         if chance >= need:
             best = c
     return best

@@ -1,5 +1,6 @@
 """The Skull ``heuristic`` bot: always legal through whole games, pure, stronger than random,
-and sensible in crafted positions."""
+without tells (its public choices are the same whether its skull is down or not), and
+sensible in crafted positions."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.bench_skull_tells import analyse, collect
 from shared.app.match import Match, Seat
 from shared.app.playout import play
 from shared.bots.skull import choose
@@ -163,6 +165,80 @@ def test_beats_random_bots() -> None:
     assert rate >= 0.33
 
 
+# --- no tells ----------------------------------------------------------------------------------
+
+TELL_GAMES = 100
+# Generous for a 100-game sample (the benchmark holds 400 games to 0.05): the bot before its
+# bids were mixed gave a spectator about 0.26 over the base rate.
+TELL_MARGIN = 0.08
+
+
+def test_public_bidding_does_not_give_the_stack_away() -> None:
+    # All-heuristic games read as a spectator: from its bids, passes and stack size, a
+    # predictor learnt on other games must not guess whether its skull is down much better
+    # than one that never sees its bidding.
+    result = analyse(collect(TELL_GAMES, 4, "tells-unit"))
+    print(
+        f"{result['decisions']} decisions, skull share {result['skull_share']:.3f}: best "
+        f"predictor ({result['best']}) {result['best_accuracy']:.3f}, base rate "
+        f"{result['base_rate']:.3f}"
+    )
+    assert result["decisions"] > 1000
+    assert result["best_accuracy"] <= result["base_rate"] + TELL_MARGIN, result["by_kind_and_bid"]
+
+
+def _public(command: dict[str, Any]) -> tuple[Any, ...]:
+    """What a spectator sees of a command: not the face of a placed disc."""
+    return (command["type"], command.get("count"), command.get("seat"))
+
+
+def _twin(state: State, seat: int) -> State | None:
+    """The same public position with the other label: ``seat``'s skull swapped between its
+    stack and its hand (None when it cannot be: no skull owned, or no flower to swap)."""
+    p = state.players[seat]
+    stack = list(p.stack)
+    if SKULL in stack:
+        if p.in_hand(FLOWER) == 0:
+            return None
+        stack[stack.index(SKULL)] = FLOWER
+    elif p.in_hand(SKULL) and FLOWER in stack:
+        stack[stack.index(FLOWER)] = SKULL
+    else:
+        return None
+    players = list(state.players)
+    players[seat] = dataclasses.replace(p, stack=tuple(stack))
+    return dataclasses.replace(state, players=tuple(players))
+
+
+def test_every_public_choice_is_the_same_with_the_skull_down_or_in_hand() -> None:
+    # The bot is a pure function of view and rng: the same public choice for the same draws
+    # whether the skull is on its stack or in its hand means the same distribution of public
+    # actions, whatever predictor reads them.
+    compared: Counter[str] = Counter()
+    for g in range(24):
+        seats = (3, 4, 6)[g % 3]
+        seed = f"twins-{g}"
+
+        def chooser(
+            record: GameRecord, seat: int, seed: str = seed
+        ) -> tuple[str, dict[str, Any]] | None:
+            state = record.state
+            if state.phase in (skull.PLACING, skull.BIDDING) and state.players[seat].stack:
+                twin = _twin(state, seat)
+                if twin is not None:
+                    other = dataclasses.replace(record, state=twin)
+                    for salt in (seed, "other"):
+                        mine = choose(view(record, seat), bot_random(salt, seat, record.version))
+                        theirs = choose(view(other, seat), bot_random(salt, seat, other.version))
+                        assert mine is not None and theirs is not None
+                        assert _public(mine) == _public(theirs), (state, seat)
+                    compared[state.phase] += 1
+            return None  # the seat's own bot plays on
+
+        play("skull", [{"bot": "heuristic"}] * seats, {}, seed, chooser=chooser)
+    assert compared[skull.PLACING] > 50 and compared[skull.BIDDING] > 50, compared
+
+
 # --- scenarios ---------------------------------------------------------------------------------
 
 
@@ -234,19 +310,25 @@ def test_passes_when_the_bid_is_out_of_safe_reach() -> None:
     assert _decide(record, 0) == {"type": "pass"}
 
 
-def test_skull_down_passes_a_raise() -> None:
-    # Seat 0 opened at 1 with its skull on top; seat 1 raised to 3, the others passed. Raising
-    # would make seat 0 the challenger of its own skull.
-    moves = [(0, S), (1, F), (2, F), (3, F), (0, Bid(count=1)), (1, Bid(count=3))]
+@pytest.mark.parametrize("first", ["skull", "flower"])
+def test_a_raise_out_of_reach_is_passed_skull_down_or_not(first: str) -> None:
+    # Seat 0 opened at 1 on one disc; seat 1 raised to 3, the others passed. Taking it to 4
+    # needs every other disc: a pass, whatever seat 0 put down.
+    moves = [(0, Place(disc=first)), (1, F), (2, F), (3, F), (0, Bid(count=1)), (1, Bid(count=3))]
     moves += [(2, Pass()), (3, Pass())]
     record = _record(4, moves)
     for salt in ("a", "b", "c"):
         assert _decide(record, 0, salt) == {"type": "pass"}
 
 
-def test_skull_on_top_opens_low_instead_of_burying_it() -> None:
-    record = _record(4, [(0, S), (1, F), (2, F), (3, F)])
-    assert _decide(record, 0) == {"type": "bid", "count": 1}
+def test_a_skull_down_builds_the_stack_as_a_flower_does() -> None:
+    # Before the bids were mixed, a skull on top opened at 1 at once and a flower built its
+    # stack: the opening alone told which. Now both place another disc (a flower), keeping
+    # the skull where it is or in hand.
+    for salt in ("a", "b", "c", "d"):
+        skull_down = _decide(_record(4, [(0, S), (1, F), (2, F), (3, F)]), 0, salt)
+        flower_down = _decide(_record(4, [(0, F), (1, F), (2, F), (3, F)]), 0, salt)
+        assert skull_down == flower_down == {"type": "place", "disc": FLOWER}
 
 
 def test_flips_the_skull_free_player_first() -> None:

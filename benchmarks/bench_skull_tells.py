@@ -1,0 +1,258 @@
+"""Does a Skull bot's public bidding give its stack away? A spectator's predictor, measured.
+
+Games are played in process through the one play-out driver (``shared.app.playout.play``, the
+games ``tabletop simulate`` plays: game ``i`` of seed ``S`` has seed ``S:i``). At every bidding
+decision of a measured seat (an opening bid during placing, a raise, a pass) the public
+features of the moment are read from the spectator's view (its bid, the bid before it, discs on
+the table, its stack and hand sizes, round, wins, discs, ...), and the label from the full
+state: does its own stack hold a skull?
+
+The predictor is the best of a few simple ones: for a cell of public features (a few feature
+sets, coarse to fine), predict the label most often seen in that cell on the training games
+(a cell never seen: the training games' majority). Games are split into ``folds`` by index,
+each fold predicted from the others; the accuracy is pooled over the folds, and the best
+feature set's is the figure (picking the best on the test folds favours the predictor, which
+is the cautious side). The base rate is what needs none of the bot's bidding: the higher of
+the majority label and the same predictor on public facts the bidding does not choose (discs
+owned, wins, whether its skull is known to be gone, players in). A bot whose public choices
+carry nothing about its stack keeps every predictor at the base rate, up to noise.
+
+Run: ``python benchmarks/bench_skull_tells.py --games 400 --players 4 [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import machine  # noqa: E402
+from shared.app.playout import play  # noqa: E402
+from shared.games import skull  # noqa: E402
+from shared.record import GameRecord  # noqa: E402
+
+# Cells of public features, coarse to fine. ``kind`` is open / raise / pass; ``jump`` is the
+# bid's rise over the standing bid. The last set adds what is public but not chosen by the
+# bidding (discs, wins, whether everyone knows it still owns a skull).
+FEATURE_SETS: dict[str, tuple[str, ...]] = {
+    "bid": ("kind", "bid"),
+    "bid+stack": ("kind", "bid", "stack"),
+    "jump+stack+table": ("kind", "jump", "stack", "table"),
+    "bid+stack+hand+table": ("kind", "bid", "stack", "hand", "table"),
+    "bidding": ("kind", "bid", "prev_bid", "stack", "hand", "table", "others_in"),
+    "all": (
+        "kind",
+        "bid",
+        "prev_bid",
+        "stack",
+        "hand",
+        "table",
+        "others_in",
+        "discs",
+        "wins",
+        "known",
+    ),
+    "all+round": (
+        "kind",
+        "bid",
+        "prev_bid",
+        "stack",
+        "hand",
+        "table",
+        "others_in",
+        "discs",
+        "wins",
+        "known",
+        "round",
+    ),
+}
+# What is public but no choice of the bidding: how far the public state alone predicts.
+CONTEXT: tuple[str, ...] = ("discs", "wins", "known", "players_in")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One bidding decision of a measured seat: the game it was in, its public features, and
+    whether the seat's own stack held a skull."""
+
+    game: int
+    features: Mapping[str, Any]
+    skull: bool
+
+
+def public_features(record: GameRecord, seat: int, command: Any) -> dict[str, Any] | None:
+    """The spectator-visible features of ``seat``'s bidding decision ``command`` (None for any
+    other command): read from the spectator's view only."""
+    if isinstance(command, skull.Bid):
+        doc = skull.view(record.state, None)
+        kind, bid = ("open" if doc["phase"] == skull.PLACING else "raise"), command.count
+    elif isinstance(command, skull.Pass):
+        doc = skull.view(record.state, None)
+        kind, bid = "pass", 0
+    else:
+        return None
+    me = doc["players"][seat]
+    return {
+        "kind": kind,
+        "bid": bid,
+        "prev_bid": doc["bid"],
+        "jump": bid - doc["bid"] if bid else 0,
+        "table": doc["table"],
+        "stack": me["stack_size"],
+        "hand": me["hand_size"],
+        "discs": me["discs"],
+        "wins": me["wins"],
+        "known": me["known_skull"],
+        "round": doc["round"],
+        "others_in": sum(
+            1
+            for p in doc["players"]
+            if p["seat"] != seat and not p["eliminated"] and not p["passed"]
+        ),
+        "players_in": sum(1 for p in doc["players"] if not p["eliminated"]),
+    }
+
+
+def collect(
+    games: int,
+    players: int,
+    seed: str,
+    bots: Sequence[str] | None = None,
+    measured: str = "heuristic",
+    options: Mapping[str, Any] | None = None,
+) -> list[Decision]:
+    """Every bidding decision of the seats playing ``measured`` over ``games`` games (``bots``:
+    one name per seat, all ``measured`` by default)."""
+    names = list(bots) if bots else [measured] * players
+    specs = [{"bot": b} for b in names]
+    out: list[Decision] = []
+    for g in range(games):
+
+        def step(
+            record: GameRecord, seat: int, command: Any, _events: Any, _after: Any, game: int = g
+        ) -> None:
+            if names[seat] != measured:
+                return
+            features = public_features(record, seat, command)
+            if features is not None:
+                holds = skull.SKULL in record.state.players[seat].stack
+                out.append(Decision(game, features, holds))
+
+        play("skull", specs, dict(options or {}), f"{seed}:{g}", keep_envelopes=False, on_step=step)
+    return out
+
+
+def _cell(decision: Decision, features: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(decision.features[f] for f in features)
+
+
+def _majority(labels: Counter[bool]) -> bool:
+    # A tie goes to the skull: any fixed rule will do, the same for every predictor.
+    return labels[True] >= labels[False]
+
+
+def cross_validate(decisions: Sequence[Decision], features: Sequence[str], folds: int) -> float:
+    """Accuracy on held-out games of "the training games' majority label in this cell of
+    ``features``" (no features: the base rate), pooled over ``folds`` splits by game."""
+    right = total = 0
+    for fold in range(folds):
+        train = [d for d in decisions if d.game % folds != fold]
+        test = [d for d in decisions if d.game % folds == fold]
+        if not train or not test:
+            continue
+        overall: Counter[bool] = Counter(d.skull for d in train)
+        cells: dict[tuple[Any, ...], Counter[bool]] = defaultdict(Counter)
+        for d in train:
+            cells[_cell(d, features)][d.skull] += 1
+        fallback = _majority(overall)
+        for d in test:
+            seen = cells.get(_cell(d, features))
+            guess = _majority(seen) if seen else fallback
+            right += guess == d.skull
+            total += 1
+    return right / total if total else float("nan")
+
+
+def tells(decisions: Iterable[Decision]) -> dict[str, dict[str, Any]]:
+    """Per kind of decision and bid: how many, and how many with a skull on the stack (the
+    table that shows a tell at a glance)."""
+    table: dict[str, dict[str, Any]] = defaultdict(lambda: {"n": 0, "skull": 0})
+    for d in decisions:
+        key = (
+            d.features["kind"]
+            if d.features["kind"] == "pass"
+            else (f"{d.features['kind']} {d.features['bid']}")
+        )
+        table[key]["n"] += 1
+        table[key]["skull"] += d.skull
+    return dict(sorted(table.items()))
+
+
+def analyse(decisions: Sequence[Decision], folds: int = 5) -> dict[str, Any]:
+    """The base rate, each feature set's cross-validated accuracy, the best, and the gain.
+
+    The base rate is what a spectator predicts without the bot's bidding: the higher of the
+    majority label and the majority per cell of ``CONTEXT`` (a player down to one disc, or
+    known to have lost its skull, is less likely to have a skull down whatever it bids)."""
+    majority = cross_validate(decisions, (), folds)
+    context = cross_validate(decisions, CONTEXT, folds)
+    base = max(majority, context)
+    per_set = {name: cross_validate(decisions, f, folds) for name, f in FEATURE_SETS.items()}
+    best = max(per_set, key=lambda name: per_set[name])
+    return {
+        "decisions": len(decisions),
+        "skull_share": sum(d.skull for d in decisions) / len(decisions) if decisions else 0.0,
+        "majority": majority,
+        "context_only": context,
+        "base_rate": base,
+        "predictors": per_set,
+        "best": best,
+        "best_accuracy": per_set[best],
+        "gain": per_set[best] - base,
+        "by_kind_and_bid": tells(decisions),
+    }
+
+
+def run(games: int, players: int, seed: str, folds: int = 5) -> dict[str, Any]:
+    """All-heuristic games measured: the analysis, with what was played."""
+    result = analyse(collect(games, players, seed), folds)
+    return {"machine": machine(), "games": games, "players": players, "seed": seed, **result}
+
+
+def main() -> None:
+    """Parses the arguments, plays and measures, prints the figures and writes ``--json``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=400)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--seed", default="tells")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    args = parser.parse_args()
+    print(machine(), flush=True)
+    out = run(args.games, args.players, args.seed, args.folds)
+    print(f"{out['decisions']} bidding decisions in {args.games} games of {args.players}")
+    for key, row in out["by_kind_and_bid"].items():
+        print(f"  {key:>9}: {row['skull']:>5} of {row['n']:>5} with a skull down")
+    for name, acc in out["predictors"].items():
+        print(f"  predictor {name:<22} {acc:.3f}")
+    print(
+        f"majority {out['majority']:.3f}, context only {out['context_only']:.3f}: "
+        f"base rate {out['base_rate']:.3f}"
+    )
+    print(
+        f"best predictor ({out['best']}) {out['best_accuracy']:.3f}: "
+        f"{out['gain'] * 100:+.1f} points over the base rate"
+    )
+    if args.json is not None:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
