@@ -534,9 +534,11 @@ PING: on 2026-11-30 it was 355,283 actions/s at a 110 µs PING, 39 actions per P
   was slower (361/s). The default stays 2 workers × 16 threads.
 - **Memory.** Events dominate: each stored envelope is JSON with its 64-hex `hash`, the
   command id and the time (`prev_hash` is not stored twice: it is the previous entry's hash).
-  Command results (the outcome of each command, readable by its seat) expire after a day;
-  reply lists after 60 s or when the waiting gateway pops them. The command log is kept as the
-  record of everything submitted; trimming it is a policy not yet set."""
+  Command results (the outcome of each command, readable by its seat) expire after a day
+  when accepted and after `TABLETOP_REJECTED_TTL` (10 minutes) when refused; reply lists after
+  60 s or when the waiting gateway pops them. The command streams are trimmed of what every
+  worker has acknowledged (the events keep each applied command): see "A flood of illegal
+  commands" below."""
 
 
 if __name__ == "__main__":

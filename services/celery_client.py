@@ -1,13 +1,15 @@
 """Sending work to the Celery app by task name, for the gateway and the workers.
 
-Only names cross this boundary (``bots.move``, ``scoring.finalize``, ``tournaments.launch``,
-``tournaments.play``), so neither service
+Only names cross this boundary (``bots.move``, ``bots.hint``, ``scoring.finalize``,
+``tournaments.launch``, ``tournaments.play``), so neither service
 imports the Celery tasks' code.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from celery import Celery
 
@@ -19,6 +21,12 @@ log = logging.getLogger(__name__)
 QUEUE = "tabletop"
 SEARCH_QUEUE = "tabletop-search"
 TOURNAMENT_QUEUE = "tabletop-tournaments"  # batches of whole games, apart from live bots
+
+# The search queue is ordered by priority, 0 first (``shared/app/searches.py``: a client's n-th
+# search waiting gets priority n): kombu's Redis transport keeps a list per step and its workers
+# take from the lowest step first. Senders and workers must agree on the steps (its default,
+# 0/3/6/9, would lump a client's first three searches together).
+BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"priority_steps": list(range(10))}
 
 
 class CeleryDispatcher:
@@ -34,14 +42,29 @@ class CeleryDispatcher:
         if self._app is None:
             # Its own plain Redis on a cluster (TABLETOP_BROKER_URL): kombu cannot use one.
             self._app = Celery("tabletop-client", broker=self._settings.celery_broker_url)
-            self._app.conf.update(task_default_queue=QUEUE, broker_connection_retry_on_startup=True)
+            self._app.conf.update(
+                task_default_queue=QUEUE,
+                broker_connection_retry_on_startup=True,
+                broker_transport_options=BROKER_TRANSPORT_OPTIONS,
+            )
         return self._app
 
-    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
+    def move(
+        self, game_id: str, seat: int, version: int, *, slow: bool = False, priority: int = 0
+    ) -> None:
         """Queue ``bots.move``; a searching bot's on its own queue, which its own workers
-        serve, so that a long search never holds up the quick bots of other games."""
-        queue = SEARCH_QUEUE if slow else QUEUE
-        self.app.send_task("bots.move", args=[game_id, seat, version], queue=queue)
+        serve, so that a long search never holds up the quick bots of other games, at
+        ``priority`` (its task tells the search shares when it ends)."""
+        if not slow:
+            self.app.send_task("bots.move", args=[game_id, seat, version], queue=QUEUE)
+            return
+        self.app.send_task(
+            "bots.move", args=[game_id, seat, version, True], queue=SEARCH_QUEUE, priority=priority
+        )
+
+    def hint(self, request: Mapping[str, Any], *, priority: int = 0) -> None:
+        """Queue ``bots.hint`` on the search queue at ``priority``."""
+        self.app.send_task("bots.hint", args=[dict(request)], queue=SEARCH_QUEUE, priority=priority)
 
     def finalize(self, game_id: str) -> None:
         """Queue ``scoring.finalize``."""

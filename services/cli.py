@@ -64,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     aud = sub.add_parser(
         "audit",
-        help="prove a game: chain, seed, opening draw, every command re-decided, final digest",
+        help="prove a game: chain, seed, opening draw, every command and bot move re-decided, "
+        "final digest",
     )
     aud.add_argument("game_id", nargs="?", help="the game to fetch from the service")
     aud.add_argument(

@@ -1,24 +1,36 @@
 """The audit of a game's event log (the envelopes an auditor fetches, or an export): it proves
 the log is the game the rules and the seed give, not only that its hashes agree.
 
-Checks, in order (each ``ok``, ``FAILED`` naming the first version at fault, or ``waits``):
+Checks, in order (each ``ok``, ``FAILED`` naming the first version at fault, ``waits``, or
+``not re-checked``):
 
 * **hash chain**: versions 1..n contiguous, every hash recomputed from its content;
 * **complete**: the log reaches the head version the service reports (when told it);
 * **seed commitment**: the seed revealed by the last event hashes to the ``seed_sha256``
   committed in the first;
 * **opening draw**: the engine's ``setup`` with that seed (label ``setup``) gives exactly the
-  recorded opening events;
+  recorded opening events: those the service appends with ``game_created``
+  (``handlers.opening_events``), or for a lobby game or one of contributed fairness those of
+  the command that deals it (the last join, the last client seed);
 * **commands legal**: every recorded command, decided again by the engine on the state before
   it, is accepted;
 * **outcomes recomputed**: ... and gives exactly the recorded events, with the randomness the
   seed gives at that step (label ``v<version>``): every later deal, draw and shuffle;
+* **bot moves**: every built-in bot's move (``bot-<seat>-<version>``, and a timeout bot's
+  move for a seat whose clock ran out) is what that bot plays from the seat's view at the
+  version it decided at, with ``bot_random(play seed, seat, version)``; a search on a time
+  budget replays the iterations recorded with its command. A move this service cannot
+  re-decide is ``not re-checked`` (neither passed nor failed, and counted in the check's
+  text): its bot's policy version recorded in ``game_created`` (``bot_policies``; absent, 1)
+  is not this service's (the bot was changed since), or a search on a time budget recorded
+  no iteration count (a game stored before counts were recorded);
 * **final state**: the log folds into a final state; its digest (SHA-256 of the canonical
   JSON of every seat's view and the public view) is reported, so a replay elsewhere (an
   export, another implementation) can be compared with the live game.
 
 Whoever holds the store can rewrite a history and recompute every hash; they cannot make a
-stacked deck, a changed draw or an illegal move come out of the committed seed and the rules.
+stacked deck, a changed draw, an illegal move or a bot's move its policy would not make come
+out of the committed seed and the rules.
 A game still running has no revealed seed: the checks that need it say ``waits`` unless the
 caller holds the seed (the service's own audit for auditors passes it).
 """
@@ -31,24 +43,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import games
-from shared.app import fairness
+from shared.app import bots, fairness
 from shared.app import match as match_
-from shared.app.clock import ms_of
-from shared.app.handlers import JOIN, decide_any, opening_ticks, setup_events
+from shared.app.clock import TIME_OUT, ms_of
+from shared.app.handlers import (
+    BOT_COMMAND_PREFIX,
+    JOIN,
+    bot_label,
+    bot_spec,
+    dealt_at_creation,
+    decide_any,
+    opening_events,
+    timeout_bot_move,
+)
 from shared.events import (
     ENTROPY_CONTRIBUTED,
     GAME_CREATED,
     SEED_REVEALED,
     SERVICE_EVENTS,
+    TURN_TIMED_OUT,
     Envelope,
     canonical_json,
     verify_chain,
     verify_links,
 )
 from shared.games.errors import GameError
-from shared.games.rng import seed_hash
+from shared.games.rng import bot_random, seed_hash
 from shared.projections import view
-from shared.record import fold
+from shared.record import GameRecord, fold
 
 CHECKS = (
     "hash chain",
@@ -57,19 +79,27 @@ CHECKS = (
     "opening draw",
     "commands legal",
     "outcomes recomputed",
+    "bot moves",
     "final state",
 )
+
+
+# A check's result in the JSON report, by its text's prefix: "unchecked" as the JS verifier
+# names a check it could not make.
+_RESULTS = {"ok": "ok", "FAILED": "failed", "waits": "waits", "not re-checked": "unchecked"}
 
 
 @dataclass(slots=True)
 class AuditReport:
     """Each check and what it found; ``ok`` when no check failed, ``complete`` when none had
-    to wait for the seed."""
+    to wait for the seed. ``unchecked``: checks that left part of what they cover out (said
+    in their text), which is no failure: ``ok`` and ``status`` are as if they passed."""
 
     game_id: str
     checks: dict[str, str] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
     first_failure: dict[str, Any] | None = None
     digest: str | None = None
     version: int = 0
@@ -108,6 +138,11 @@ class AuditReport:
         self.checks[name] = f"waits: {detail}"
         self.waiting.append(name)
 
+    def not_rechecked(self, name: str, detail: str) -> None:
+        """Record a check that found nothing wrong but could not re-check all it covers."""
+        self.checks[name] = f"not re-checked: {detail}"
+        self.unchecked.append(name)
+
     def to_doc(self) -> dict[str, Any]:
         """The report as JSON (``GET /v1/games/{id}/audit``)."""
         return {
@@ -116,12 +151,18 @@ class AuditReport:
             "version": self.version,
             "commands": self.commands,
             "checks": [
-                {"name": name, "result": text.split(":", 1)[0].lower(), "detail": text}
+                {"name": name, "result": _result(text), "detail": text}
                 for name, text in self.checks.items()
             ],
             "first_failure": self.first_failure,
+            "unchecked": list(self.unchecked),
             "final_state_digest": self.digest,
         }
+
+
+def _result(text: str) -> str:
+    prefix = text.split(":", 1)[0]
+    return _RESULTS.get(prefix, prefix.lower())
 
 
 def audit(
@@ -201,6 +242,7 @@ def audit(
         report.wait("seed commitment", "the seed is revealed when the game ends")
     secret = revealed if revealed is not None else seed
     _redecide(report, game_id, engine, envelopes, secret)
+    _bot_moves(report, game_id, engine, envelopes, secret)
     try:
         record = fold(game_id, envelopes)
     except Exception as exc:  # any failure to replay is the finding
@@ -247,39 +289,36 @@ def _redecide(
     match = match_.evolve(None, GAME_CREATED, created)
     assert match is not None
     contributed = match.fairness == fairness.CONTRIBUTED
+    # The opening is what the service appends with game_created, by the handlers' own
+    # definition: the setup (and a clock's first deadlines) for a game dealt at its creation,
+    # nothing for a lobby game or one of contributed fairness, which a command deals (the last
+    # join, the last client seed): that command is re-decided below like any other.
+    dealt_later = not dealt_at_creation(created)
+    try:
+        drawn = opening_events(engine, created, seed, ms_of(opening[0].at))
+    except GameError as exc:
+        report.failed("opening draw", f"setup refuses the recorded options: {exc}", 1)
+        return
+    recorded = [{"type": e.type, "data": e.data} for e in opening[1:]]
+    expected = [{"type": e.type, "data": e.data} for e in drawn]
+    if _plain(expected) != _plain(recorded):
+        at = opening[0].version + 1 + _first_difference(expected, recorded)
+        if not dealt_later:
+            why = f"setup from the seed differs from the log at version {at}"
+        elif contributed:
+            why = "a game of contributed fairness was dealt before its client seeds"
+        else:
+            why = "a lobby game was dealt before its open seats were joined"
+        report.failed("opening draw", why, at)
+        return
     state = None
-    if contributed:
-        # Dealt later, from the play seed, by the last client seed's command (below).
-        if len(opening) > 1:
-            report.failed(
-                "opening draw",
-                "a game of contributed fairness was dealt before its client seeds",
-                opening[1].version,
-            )
-            return
-    else:
-        n = len(created["seats"])
-        try:
-            drawn = setup_events(engine, n, created["options"], seed)
-        except GameError as exc:
-            report.failed("opening draw", f"setup refuses the recorded options: {exc}", 1)
-            return
-        # A game with a clock arms its first deadlines at its creation's time.
-        drawn = [*drawn, *opening_ticks(engine, created, drawn, ms_of(opening[0].at))]
-        recorded = [{"type": e.type, "data": e.data} for e in opening[1:]]
-        expected = [{"type": e.type, "data": e.data} for e in drawn]
-        if _plain(expected) != _plain(recorded):
-            at = opening[0].version + 1 + _first_difference(expected, recorded)
-            report.failed(
-                "opening draw", f"setup from the seed differs from the log at version {at}", at
-            )
-            return
+    if not dealt_later:
         report.passed("opening draw", f"{len(drawn)} setup events recomputed from the seed")
-        for e in opening[1:]:
-            if e.type in SERVICE_EVENTS:
-                match = match_.evolve(match, e.type, e.data) or match
-                continue
-            state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
+    for e in opening[1:]:
+        if e.type in SERVICE_EVENTS:
+            match = match_.evolve(match, e.type, e.data) or match
+            continue
+        state = engine.evolve(state, engine.event_from_json({"type": e.type, "data": e.data}))
     commands = 0
     for group in rest:
         first = group[0]
@@ -330,23 +369,220 @@ def _redecide(
         for e in group:
             if e.type in SERVICE_EVENTS and e.type != SEED_REVEALED:
                 match = match_.evolve(match, e.type, e.data) or match
-        if contributed and state is None and state_after is not None:
-            dealt = sum(1 for e in group if e.type not in SERVICE_EVENTS)
+        if dealt_later and state is None and state_after is not None:
+            dealt = [e.version for e in group if e.type not in SERVICE_EVENTS]
+            by = "the last join" if body.get("type") == JOIN else "the last client seed"
+            seeded = "the seed"
+            if contributed:
+                given = sum(c is not None for c in match.contributions)
+                seeded = f"the play seed: HMAC of the server seed over the {given} client seeds"
             report.passed(
                 "opening draw",
-                f"{dealt} setup events at version {first.version + 1} recomputed from the play "
-                f"seed: HMAC of the server seed over the {sum(c is not None for c in match.contributions)} "
-                "client seeds",
+                f"{len(dealt)} setup events at version {dealt[0]}, dealt by {by}, "
+                f"recomputed from {seeded}",
             )
         state = state_after
-    if contributed and "opening draw" not in report.checks:
-        report.wait("opening draw", "the game is not dealt yet: it waits for client seeds")
+    if dealt_later and "opening draw" not in report.checks:
+        waits = "client seeds" if fairness.waiting_for(match) else "players to join open seats"
+        report.wait("opening draw", f"the game is not dealt yet: it waits for {waits}")
     report.commands = commands
     report.passed("commands legal", f"{commands} commands re-decided, every one accepted")
     report.passed(
         "outcomes recomputed",
         f"{commands} commands give exactly the logged events with the seed's randomness",
     )
+
+
+def _bot_moves(
+    report: AuditReport,
+    game_id: str,
+    engine: Any,
+    envelopes: Sequence[Envelope],
+    seed: str | None,
+) -> None:
+    """Every bot's move decided again by its bot, from what it saw: a bot's move is a function
+    of the seat's view at the version it decided at and of ``bot_random(play seed, seat,
+    version)``, so a history that someone holding the seed rewrote with a bot playing
+    otherwise (and the bots' policies played on from there, every hash re-sealed) fails here,
+    at that move. A seat a bot plays takes only bot commands: a bot's move relabelled as a
+    player's would escape this check, so it fails too.
+
+    A move this service's bots cannot re-decide (``_unreplayable``: the bot's policy changed
+    since the game, or a time-budget search's count was not recorded) is neither passed nor
+    failed: the check is then ``not re-checked``, counting those moves by why."""
+    name = "bot moves"
+    if seed is None:
+        report.wait(name, "needs the seed (a bot draws from it): revealed when the game ends")
+        return
+    if report.failures:
+        return  # the log is already refused: its moves are not the game the seed gives
+    created = envelopes[0].data
+    policies = created.get(bots.BOT_POLICIES, {})
+    if not isinstance(policies, Mapping) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in policies.values()
+    ):
+        # No service writes anything else: which moves to re-check must not be left to it.
+        why = f"game_created's {bots.BOT_POLICIES} is not a map of bot names to versions"
+        report.failed(name, why, 1)
+        return
+    # The record at the end of each command: a bot reads the view of one of those versions.
+    seen: dict[int, GameRecord] = {}
+    record: GameRecord | None = None
+    moves = 0
+    skipped: dict[str, int] = {}  # why a move is not re-checked -> how many, in order met
+    for group in _groups(envelopes):
+        first = group[0]
+        if record is not None and first.command is not None and first.seat is not None:
+            command_id = str(first.command_id)
+            fault: str | _Unchecked | None = None
+            if command_id.startswith(BOT_COMMAND_PREFIX):
+                moves += 1
+                fault = _bot_move_fault(engine, seen, first, seed, created)
+            elif first.command.get("type") == TIME_OUT and "move" in first.command:
+                moves += 1
+                fault = _timeout_move_fault(engine, record, group, seed, created)
+            elif record.match.seats[first.seat].bot is not None:
+                fault = (
+                    f"version {first.version}: seat {first.seat} is played by a bot, but its "
+                    f"command {command_id!r} is not the bot's"
+                )
+            if isinstance(fault, _Unchecked):
+                skipped[fault.why] = skipped.get(fault.why, 0) + 1
+            elif fault is not None:
+                report.failed(name, fault, first.version)
+                return
+        record = fold(game_id, group, record)
+        seen[record.version] = record
+    if skipped:
+        left_out = sum(skipped.values())
+        whys = ", ".join(f"{n} by {why}" for why, n in skipped.items())
+        report.not_rechecked(
+            name,
+            f"{left_out} of {moves} bot moves: {whys}; the other {moves - left_out} re-decided "
+            "from the seat's view and the seed: each is what its bot plays",
+        )
+        return
+    report.passed(
+        name,
+        f"{moves} bot moves re-decided from the seat's view and the seed: each is what its "
+        "bot plays",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Unchecked:
+    """A bot move this service cannot re-decide, and why (the bot and what is missing)."""
+
+    why: str
+
+
+def _unreplayable(
+    created: Mapping[str, Any], spec: Mapping[str, Any], counted: Any
+) -> _Unchecked | None:
+    """Why the move of the bot of ``spec`` (``counted``: the iterations recorded with it)
+    cannot be re-decided here, or None. Its bot's policy version recorded in ``game_created``
+    (absent: 1, from before versions were recorded) must be this service's: another policy's
+    move is no evidence either way. A search on a time budget must have its count: without it
+    (a game stored before counts were recorded) nothing says how far the search got."""
+    bot = str(spec["bot"])
+    recorded = created.get(bots.BOT_POLICIES, {}).get(bot, 1)
+    current = bots.policy_version(bot, str(created["game"]))
+    if recorded != current:
+        return _Unchecked(
+            f"{bot} (policy version {recorded} in this game, {current} in this service)"
+        )
+    kind = bots.BOTS.get(bot)  # an unknown bot: ``bots.replay`` refuses its spec
+    if counted is None and kind is not None and kind.timed is not None and kind.timed in spec:
+        label = bot_label(bot, {k: v for k, v in spec.items() if k != "bot"})
+        return _Unchecked(f"{label} (a search on a time budget with no recorded iteration count)")
+    return None
+
+
+def _bot_move_fault(
+    engine: Any,
+    seen: Mapping[int, GameRecord],
+    first: Envelope,
+    seed: str,
+    created: Mapping[str, Any],
+) -> str | _Unchecked | None:
+    """Why the bot move recorded at ``first`` is not its bot's (None: it is; ``_Unchecked``:
+    this service cannot tell). Its command id
+    ``bot-<seat>-<version>`` names the version whose view the bot read (when several seats act
+    at once it may be older than the version before the move)."""
+    seat, version = first.seat, first.version
+    assert seat is not None and first.command is not None
+    prefix, _, at_text = str(first.command_id).rpartition("-")
+    at = int(at_text) if at_text.isdigit() else -1
+    if prefix != f"{BOT_COMMAND_PREFIX}{seat}" or at not in seen or at >= version:
+        return (
+            f"bot move at version {version}: its command id {first.command_id!r} names no "
+            f"version seat {seat}'s bot could have read"
+        )
+    doc = view(seen[at], seat)
+    if len(doc["to_act"]) <= 1 and at != version - 1:
+        # Alone to act, a bot pins the version it read (``play_bot_move``): its move is the
+        # next command or none.
+        return (
+            f"bot move at version {version}: decided at version {at}, but a bot alone to act "
+            "moves right after the version it read"
+        )
+    spec = bot_spec(doc, seat)
+    label = bot_label(str(spec["bot"]), {k: v for k, v in spec.items() if k != "bot"})
+    recorded = dict(first.command)
+    counted = recorded.pop(bots.BOT_ITERATIONS, None)
+    unchecked = _unreplayable(created, spec, counted)
+    if unchecked is not None:
+        return unchecked
+    rng = bot_random(fairness.play_seed_of_view(doc, seed), seat, at)
+    try:
+        again = bots.replay(spec, doc, rng, counted)
+    except bots.BotSpecError as exc:
+        return f"bot move at version {version}: {label} cannot be replayed ({exc})"
+    if again is None or not _same_command(engine, again, recorded):
+        return f"bot move at version {version} is not what {label} plays from that seat's view"
+    return None
+
+
+def _timeout_move_fault(
+    engine: Any,
+    record: GameRecord,
+    group: Sequence[Envelope],
+    seed: str,
+    created: Mapping[str, Any],
+) -> str | _Unchecked | None:
+    """Why the move recorded with a time-out is not its timeout bot's (None: it is;
+    ``_Unchecked``: this service cannot tell): the bot decided from the seat's view after ``turn_timed_out`` (the group's first event), at
+    the version before the time-out."""
+    first = group[0]
+    assert first.seat is not None and first.command is not None
+    match = match_.evolve(record.match, first.type, first.data)
+    if first.type != TURN_TIMED_OUT or match is None or match.clock is None:
+        return f"version {first.version}: a time-out's move without the time-out"
+    spec = dict(match.clock["timeout_bot"])
+    label = bot_label(str(spec["bot"]), {k: v for k, v in spec.items() if k != "bot"})
+    unchecked = _unreplayable(created, spec, first.command.get(bots.BOT_ITERATIONS))
+    if unchecked is not None:
+        return unchecked
+    try:
+        again, _ = timeout_bot_move(
+            engine, match, record.state, first.seat, seed, first.version - 1,
+            first.command.get(bots.BOT_ITERATIONS), replay=True,
+        )  # fmt: skip
+    except (bots.BotSpecError, GameError) as exc:
+        return f"bot move at version {first.version}: {label} cannot be replayed ({exc})"
+    if not _same_command(engine, again, first.command["move"]):
+        why = f"is not what {label} plays from that seat's view"
+        return f"bot move at version {first.version} {why}"
+    return None
+
+
+def _same_command(engine: Any, played: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:
+    """Whether a bot's command (client JSON) is the recorded one, as the engine parses both."""
+    try:
+        mine = engine.command_to_json(engine.parse_command(played))
+    except GameError:
+        return False
+    return bool(_plain(mine) == _plain(dict(recorded)))
 
 
 def _groups(envelopes: Sequence[Envelope]) -> list[list[Envelope]]:

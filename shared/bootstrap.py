@@ -38,7 +38,7 @@ def bootstrap(
 
         if client is None:
             client = connect(settings.redis_url, cluster=settings.redis_cluster)
-        ports = redis_ports(client, shards=settings.shards)
+        ports = redis_ports(client, shards=settings.shards, rejected_ttl=settings.rejected_ttl)
         if clock is not None:
             ports.clock = clock
     else:

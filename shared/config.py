@@ -22,7 +22,10 @@ DEFAULT_RATE_LIMITS = {
     "create": "30/minute",  # games created per client address
     "join": "60/minute",  # seats joined per client address
     "command": "20/second",  # commands per seat token
-    "suggest": "20/minute",  # hints per seat token (a search holds a gateway thread)
+    # Commands per client address, whatever the tokens: a game's many seats (or many games)
+    # from one address must not multiply the per-token limit.
+    "command_addr": "30/second",
+    "suggest": "20/minute",  # hints per seat token (a search holds a search worker)
     # Reads that fold or re-decide a whole log (tens to hundreds of ms of a gateway's CPU), per
     # client address; auditor and organizer keys are not limited.
     "audit": "30/minute",
@@ -37,6 +40,32 @@ def _rate_limits(env: Mapping[str, str]) -> dict[str, str]:
         name: env.get(f"TABLETOP_RATE_{name.upper()}", default)
         for name, default in DEFAULT_RATE_LIMITS.items()
     }
+
+
+# Seconds a refused command's outcome stays readable (and stored): long enough for a client
+# that did not wait to read it, short enough that a flood of illegal commands cannot fill Redis.
+DEFAULT_REJECTED_TTL = 600
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchCaps:
+    """What a game created without an organizer key may ask of the search workers: a search
+    seat's ``budget_ms`` (a hint's cap too) and ``iterations`` (1000 take Skull's 12 seats about
+    as long: 0.7 s median, 2.3 s at most here), and the search seats of one game (the clock's
+    ``timeout_bot`` is capped alike)."""
+
+    budget_ms: int = 2000
+    iterations: int = 1000
+    seats: int = 4
+
+
+def _search_caps(env: Mapping[str, str]) -> SearchCaps:
+    default = SearchCaps()
+    return SearchCaps(
+        budget_ms=int(env.get("TABLETOP_ANON_SEARCH_BUDGET_MS", default.budget_ms)),
+        iterations=int(env.get("TABLETOP_ANON_SEARCH_ITERATIONS", default.iterations)),
+        seats=int(env.get("TABLETOP_ANON_SEARCH_SEATS", default.seats)),
+    )
 
 
 # Command streams per game type in a deployment: as many workers per type as this can each
@@ -58,7 +87,10 @@ class Settings:
     cors_origins: frozenset[str] = field(default_factory=frozenset)
     # Abuse limits per rule (``limits`` syntax, e.g. "30/minute"); empty: none.
     rate_limits: Mapping[str, str] = field(default_factory=dict)
+    rejected_ttl: int = DEFAULT_REJECTED_TTL  # seconds a refused command's outcome is kept
     feed_heartbeat: float = 15.0  # seconds between the live feed's keep-alive comments
+    # What a game created without an organizer key may ask of the search workers.
+    search_caps: SearchCaps = field(default_factory=SearchCaps)
     # REDIS_URL names one node of a Redis Cluster (redis-py's cluster client finds the rest).
     redis_cluster: bool = False
     # Celery's broker: a plain Redis (kombu's Redis transport does not speak cluster); None
@@ -80,9 +112,13 @@ class Settings:
         ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT``, ``TABLETOP_BOT_DISPATCH`` and
         ``TABLETOP_MAX_TOURNAMENT_GAMES``, ``TABLETOP_CORS_ORIGINS`` (comma-separated origins
         browsers may call from; ``*`` for any) and the abuse limits ``TABLETOP_RATE_CREATE``,
-        ``TABLETOP_RATE_JOIN``, ``TABLETOP_RATE_COMMAND``, ``TABLETOP_RATE_SUGGEST`` (``TABLETOP_RATE_LIMITS=off`` for
-        none), ``TABLETOP_REDIS_CLUSTER`` (1: ``REDIS_URL`` is a cluster node) and
-        ``TABLETOP_BROKER_URL`` (Celery's Redis; required on a cluster unless bots are off).
+        ``TABLETOP_RATE_JOIN``, ``TABLETOP_RATE_COMMAND``, ``TABLETOP_RATE_COMMAND_ADDR``,
+        ``TABLETOP_RATE_SUGGEST`` (``TABLETOP_RATE_LIMITS=off`` for none),
+        ``TABLETOP_REJECTED_TTL`` (seconds a refused command's outcome is kept),
+        ``TABLETOP_REDIS_CLUSTER`` (1: ``REDIS_URL`` is a cluster node) and
+        ``TABLETOP_BROKER_URL`` (Celery's Redis; required on a cluster unless bots are off),
+        ``TABLETOP_ANON_SEARCH_BUDGET_MS``, ``TABLETOP_ANON_SEARCH_ITERATIONS`` and
+        ``TABLETOP_ANON_SEARCH_SEATS`` (``SearchCaps``).
         Raises ``SettingsError`` on a cluster without a broker URL: every process would
         otherwise start and fail at its first bot turn."""
         env = os.environ if env is None else env
@@ -101,8 +137,10 @@ class Settings:
             max_tournament_games=max(1, int(env.get("TABLETOP_MAX_TOURNAMENT_GAMES", "10000"))),
             cors_origins=_keys(env.get("TABLETOP_CORS_ORIGINS")),
             rate_limits=_rate_limits(env),
+            rejected_ttl=max(1, int(env.get("TABLETOP_REJECTED_TTL", str(DEFAULT_REJECTED_TTL)))),
             redis_cluster=cluster,
             broker_url=broker,
+            search_caps=_search_caps(env),
         )
 
 

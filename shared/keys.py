@@ -48,7 +48,8 @@ def public(game_id: str) -> str:
 
 
 def result(game_id: str, command_id: str) -> str:
-    """The outcome of one command (JSON), kept for a day for clients that did not wait."""
+    """The outcome of one command (JSON), for clients that did not wait: an accepted one's
+    for a day, a refused one's for ``TABLETOP_REJECTED_TTL`` (10 minutes)."""
     return f"game:{{{game_id}}}:result:{command_id}"
 
 
@@ -121,6 +122,16 @@ def idempotency(key: str) -> str:
 
 
 TOURNAMENTS = "tournaments:all"  # sorted set: tournament id by creation time
+
+
+def searches(owner: str) -> str:
+    """Sorted set of an owner's searches queued or running: ticket -> expiry (ms)."""
+    return f"searches:{{{owner}}}"
+
+
+def search_slot(slot: str) -> str:
+    """A slot held by one holder at a time (a seat's hint search), with a time to live."""
+    return f"searchslot:{{{slot}}}"
 
 
 def dead_letters(stream: str) -> str:

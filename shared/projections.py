@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from shared.app.bots import BOT_ITERATIONS
 from shared.app.clock import TIME_OUT, clock_doc
 from shared.app.fairness import CONTRIBUTE, view_doc
 from shared.app.match import public_data
@@ -147,7 +148,11 @@ def redact_command(
     secret fields (and ``redacted: true`` when any were removed)."""
     if reader is not None and reader == sender:
         return dict(command)
-    secret = engine.TRAITS.secret_command_fields.get(str(command.get("type")), ())
+    # A timed search's iteration count (``bots.BOT_ITERATIONS``) is hidden too: how many
+    # iterations fit in the budget depends on what the search explored, and so on the seat's
+    # hidden hand. The audit needs it only with the seed, after the game: the export has it.
+    secret = (*engine.TRAITS.secret_command_fields.get(str(command.get("type")), ()),
+              BOT_ITERATIONS)  # fmt: skip
     shown = {k: v for k, v in command.items() if k not in secret}
     move = command.get("move")
     if command.get("type") == TIME_OUT and isinstance(move, Mapping):

@@ -7,6 +7,7 @@
 //   node verifier/verify.mjs --vectors docs/fairness_vectors.json   recompute the test vectors
 //
 // Exit status: 0 all checks passed, 1 a check failed or waits (a game not finished), 2 usage.
+// Bot moves are not re-checked here (a "NOT RE-CHECKED" line says so; `tabletop audit` does).
 
 import { readFileSync } from "node:fs";
 import process from "node:process";
@@ -251,13 +252,14 @@ async function main(argv) {
   if (json) {
     console.log(JSON.stringify(result, null, 2));
   } else {
-    const mark = { ok: "ok    ", failed: "FAILED", waits: "waits " };
+    const mark = { ok: "ok    ", failed: "FAILED", waits: "waits ", unchecked: "NOT RE-CHECKED" };
     for (const c of result.checks) console.log(`${mark[c.result]}  ${c.name}: ${c.detail}`);
     const f = result.firstFailure;
+    const skipped = result.unchecked.length ? ` (${result.unchecked.join(", ")} not re-checked)` : "";
     console.log(
       f
         ? `FAILED at version ${f.version}: ${f.check}: ${f.reason}`
-        : `${result.status}: ${result.checks.length} checks`,
+        : `${result.status}: ${result.checks.length - result.unchecked.length} checks${skipped}`,
     );
   }
   return result.ok ? 0 : 1;

@@ -13,6 +13,7 @@ from __future__ import annotations
 from celery import Celery
 
 from services.bots.tasks import TIME_LIMITS
+from services.celery_client import BROKER_TRANSPORT_OPTIONS
 from shared.config import Settings
 
 VISIBILITY_MARGIN_S = 60  # past the longest time limit: the kill and the ack take a moment
@@ -30,7 +31,10 @@ def create_celery(settings: Settings | None = None) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
+        broker_transport_options={
+            **BROKER_TRANSPORT_OPTIONS,  # the search queue's priorities, as senders use them
+            "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        },
         task_ignore_result=True,
         broker_connection_retry_on_startup=True,
         task_default_queue="tabletop",

@@ -1,4 +1,5 @@
-"""Celery tasks: a bot's move and a finished game's scoring. Both take ids and are idempotent.
+"""Celery tasks: a bot's move, a hint's search and a finished game's scoring. They take ids
+(a hint, its request) and are idempotent.
 
 The tasks are registered on an app by ``register(app)``; the application they run is built by
 ``bootstrap`` in each worker process on first use, never at import time.
@@ -16,7 +17,7 @@ from celery import Celery
 
 from shared import logs
 from shared.adapters import metrics
-from shared.app import handlers, tournaments
+from shared.app import handlers, searches, tournaments
 from shared.app.context import App
 from shared.bootstrap import bootstrap
 
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 # quick bots, or SEARCH_CHUNK of search bots (``tournaments.chunks``).
 TIME_LIMITS = {
     "bots.move": 120,
+    "bots.hint": 60,  # at most 2 s of search (``SUGGESTION_MAX_BUDGET_MS``), or 1000 iterations
     "scoring.finalize": 60,
     "tournaments.launch": 60,
     "tournaments.play": 900,
@@ -39,11 +41,17 @@ def _application() -> App:
     return bootstrap()
 
 
-def move(game_id: str, seat: int, version: int) -> str:
-    """Let the bot at ``seat`` act if the game is still at ``version``."""
+def move(game_id: str, seat: int, version: int, search: bool = False) -> str:
+    """Let the bot at ``seat`` act if the game is still at ``version``; a ``search`` (a
+    searching bot's move) then stops counting in its owner's share of the search workers,
+    whatever came of it."""
     started = time.perf_counter()
     with logs.context(game_id=game_id, seat=seat, version=version):
-        result = handlers.play_bot_move(_application(), game_id, seat, version)
+        try:
+            result = handlers.play_bot_move(_application(), game_id, seat, version)
+        finally:
+            if search:
+                searches.moved(_application(), game_id, seat, version)
         outcome = bot_outcome(result)
         took = time.perf_counter() - started
         metrics.BOT_MOVES.labels(outcome).inc()
@@ -62,6 +70,13 @@ def bot_outcome(result: str) -> str:
     return {"stale": "stale", "nothing to do": "idle", "no such game": "missing"}.get(
         result, "other"
     )
+
+
+def hint(request: dict[str, Any]) -> str:
+    """Search a hint and hand the answer to the gateway waiting for it (``answered``), unless
+    its deadline passed (``late``)."""
+    with logs.context(game_id=request.get("game_id"), seat=request.get("seat")):
+        return searches.answer_hint(_application(), request)
 
 
 def finalize(game_id: str) -> str:
@@ -97,6 +112,7 @@ def register(app: Celery) -> None:
 
     for name, fn in (
         ("bots.move", move),
+        ("bots.hint", hint),
         ("scoring.finalize", finalize),
         ("tournaments.launch", launch_task),
         ("tournaments.play", play),

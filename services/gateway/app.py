@@ -122,6 +122,7 @@ def create_app(
 # Errors an operation can answer, besides those it documents itself: by what it takes.
 RATE_LIMITED = {("post", "/v1/games"), ("post", "/v1/games/{game_id}/commands"),
                 ("post", "/v1/games/{game_id}/seats/{seat}/join"),
+                ("post", "/v1/games/{game_id}/seats/{seat}/leave"),
                 ("get", "/v1/games/{game_id}/suggestion"),
                 ("get", "/v1/games/{game_id}/audit")}  # fmt: skip
 

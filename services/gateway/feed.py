@@ -4,6 +4,11 @@ One hub per gateway process holds one subscription to every game's announcements
 feeds of that game; a feed then reads the events its caller may see since its last message and
 the caller's view. Under gunicorn's gevent workers (the default) a feed is a greenlet, not a
 thread, so thousands stay open while other requests are answered at once.
+
+A seat's feed outlives the request that checked its token: before it sends each message or
+heartbeat it reads the roster again, and it ends when the token no longer holds the seat (a
+leave, a take-over). Spectators and auditors have nothing that expires: their feeds read no
+roster.
 """
 
 from __future__ import annotations
@@ -15,9 +20,13 @@ from typing import Any
 
 from shared.app import queries
 from shared.app.context import App
-from shared.app.queries import Caller
+from shared.app.errors import AppError
+from shared.app.queries import Caller, Keys
 
 HEARTBEAT_SECONDS = 15.0
+# The last thing a seat's feed sends when its token stops holding the seat: a comment, so an
+# EventSource ignores it; its reconnect then meets a 401 and stops.
+SEAT_LOST = ": this token no longer holds the seat\n\n"
 
 
 class FeedHub:
@@ -97,11 +106,18 @@ def messages(
     caller: Caller,
     after: int,
     heartbeat: float = HEARTBEAT_SECONDS,
+    *,
+    token: str | None = None,
+    keys: Keys | None = None,
 ) -> Iterator[str]:
     """The feed's text: a comment at once, a first message bringing the caller up to date,
     then one ``update`` per new version (``id`` the version, ``data`` the events since the
     last message and the caller's view), a heartbeat comment every ``heartbeat`` seconds; it
-    ends after the message that shows the game over."""
+    ends after the message that shows the game over. A seat's feed (``token`` and ``keys``
+    given: what its role was checked with) ends with ``SEAT_LOST`` instead of the first
+    message or heartbeat after the token stops holding the seat."""
+    if caller.role == queries.SEAT and (token is None or keys is None):
+        raise ValueError("a seat's feed needs its token and keys to check it again")
     yield ": connected\n\n"
     last = after
     first = True
@@ -113,6 +129,13 @@ def messages(
                 (game_id, reader, last, head),
                 lambda after=last: _render(app, game_id, caller, after),
             )
+            # Checked once the message exists, not before: whether rendered here or taken from
+            # the hub (where a newcomer's feed of this seat may have put it), it was made before
+            # this check, and a token that holds the seat now held it then (a token given up
+            # never comes back), so it shows nothing of a later occupant.
+            if not _holds(app, game_id, caller, token, keys):
+                yield SEAT_LOST
+                return
             last = max(version, last)
             # The store may be a step ahead of the projections (appended, not yet projected):
             # the announcement that follows the projection wakes this feed again.
@@ -130,7 +153,23 @@ def messages(
             continue
         head = _head(app, game_id)  # an announcement may be lost (a Redis restart): look
         if head <= last:
+            if not _holds(app, game_id, caller, token, keys):
+                yield SEAT_LOST
+                return
             yield ": heartbeat\n\n"
+
+
+def _holds(app: App, game_id: str, caller: Caller, token: str | None, keys: Keys | None) -> bool:
+    """Whether the feed may go on: a seat's token still holds that seat by the directory's
+    roster (one read, never this process's cache: a take-over changes a game that is no
+    lobby); any other role (no token, or a key) has no roster to lose."""
+    if caller.role != queries.SEAT:
+        return True
+    assert token is not None and keys is not None
+    try:
+        return queries.caller(app, game_id, token, keys, refresh=True) == caller
+    except AppError:  # auth/invalid_token, or the game is gone
+        return False
 
 
 def _head(app: App, game_id: str) -> int:

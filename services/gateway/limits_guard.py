@@ -3,7 +3,10 @@ library, Flask-Limiter's core, with its Redis storage) so every gateway process 
 A request over its limit gets a 429 ``request/rate_limited`` problem with ``Retry-After``.
 
 Limits are per rule: ``create`` and ``join`` per client address, ``command`` per seat token
-(a hash of it, never the token) or address. Organizer and auditor keys are not limited.
+(a hash of it, never the token) or address, and ``command_addr`` per client address whatever
+the token (so a game's many seats, or many games, cannot multiply ``command``). The address is
+the request's ``remote_addr``, the socket's peer, for every rule. Organizer and auditor keys
+are not limited.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from webargs.flaskparser import FlaskParser
 from services.gateway import auth, feed, http_extras, limits_guard, schemas, view_schemas
 from services.gateway.problems import Problem
 from shared import games
-from shared.app import catalogue, clock, fairness, handlers, queries
+from shared.app import catalogue, clock, fairness, handlers, queries, searches
 from shared.app.context import App
 from shared.app.errors import AppError
 from shared.app.messages import CommandMessage, new_command_id, token_hash
@@ -332,6 +332,9 @@ class Games(MethodView):
                 f"unknown game {body['game']!r}",
                 errors_={"game": [f"one of {', '.join(games.names())}"]},
             )
+        if not auth.is_organizer(token):  # search time is shared: a bounded ask without a key
+            caps = current_app.config["SETTINGS"].search_caps
+            _read(searches.check_caps, body["seats"], body.get("clock"), caps)
         try:
             created = handlers.create_game(
                 application(),
@@ -342,6 +345,7 @@ class Games(MethodView):
                 fairness_mode=body.get("fairness", "standard"),
                 listed=body.get("listed", True),
                 clock_spec=body.get("clock"),
+                owner=_client_owner(),
             )
         except KeyError as exc:
             raise Problem(
@@ -444,6 +448,7 @@ class Commands(MethodView):
     def post(self, body: dict[str, Any], game_id: str) -> Any:
         """Send a command for the caller's seat; 202 with its id, or its outcome when waiting."""
         limits_guard.check("command", by_token=True)
+        limits_guard.check("command_addr")  # one address's many tokens share one count
         app = application()
         seat = _seat_of(app, game_id, "send a seat token to play")
         game_type = _read(queries.game_type, app, game_id)
@@ -452,7 +457,12 @@ class Commands(MethodView):
         try:
             # The worker checks a client seed and a resignation (service commands).
             if command.get("type") not in (fairness.CONTRIBUTE, clock.RESIGN):
-                engine.parse_command(command)  # shape errors answer here, before the stream
+                # Shape errors answer here, before the stream. What goes on is the command as
+                # the engine reads it: fields it ignores (up to a 64 KiB body of them) would
+                # only sit in the stream entry.
+                command = engine.command_to_json(engine.parse_command(command))
+            else:
+                command = {k: command[k] for k in ("type", "client_seed") if k in command}
         except GameError as exc:
             raise Problem.from_game_error(exc) from exc
         key = _idempotency_key()
@@ -565,6 +575,8 @@ class Leave(MethodView):
     def post(self, game_id: str, seat: int) -> Any:
         """Leave your seat (its token) while the game waits for players: the seat is open
         again and your token stops working."""
+        limits_guard.check("command", by_token=True)  # a leave is a command (refused once dealt)
+        limits_guard.check("command_addr")
         app = application()
         mine = _seat_of(app, game_id, "send the token of the seat you leave")
         if mine != seat:
@@ -631,15 +643,47 @@ class Suggestion(MethodView):
         content_type="application/problem+json",
         description="the seat has nothing to do now, or a bad bot setting",
     )
+    @blp.alt_response(
+        429,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="`request/rate_limited`: too many hints, or this seat's last `ismcts` hint "
+        "is still being searched (one at a time); see `Retry-After`",
+    )
+    @blp.alt_response(
+        503,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="`service/unavailable`: no search worker answered within the budget and "
+        "8 s; see `Retry-After`",
+    )
     @blp.doc(security=SECURITY)
     def get(self, query: dict[str, Any], game_id: str) -> Any:
         """The command a bot (`?bot=heuristic` by default; `random`, or `ismcts` with
         `budget_ms` or `iterations`) would send now for the caller's seat, from that seat's
-        view only. Needs a seat token."""
-        limits_guard.check("suggest", by_token=True)  # a search holds a gateway thread
+        view only. Needs a seat token. An `ismcts` hint is searched on the search workers,
+        one at a time per seat."""
+        limits_guard.check("suggest", by_token=True)
         app = application()
         seat = _seat_of(app, game_id, "send a seat token to ask for a hint")
-        return _read(queries.suggestion, app, game_id, seat, query)
+        try:
+            # A searching bot's hint runs on the search workers; this request only waits for
+            # it (a Redis BLPOP, which gevent suspends), so the gateway goes on answering.
+            return searches.suggest(app, game_id, seat, query, owner=_client_owner())
+        except searches.RetryLater as exc:
+            problem = Problem.from_app_error(exc)
+            problem.headers["Retry-After"] = str(exc.retry_after)
+            raise problem from exc
+        except AppError as exc:
+            raise Problem.from_app_error(exc) from exc
+
+
+def _client_owner() -> str:
+    """Whom this request's searches count against (``searches.client_owner``): the key it
+    sent, if an organizer's or an auditor's, else its client address."""
+    token = auth.bearer()
+    keyed = token is not None and (auth.is_organizer(token) or auth.is_auditor(token))
+    return searches.client_owner(address=request.remote_addr, key=token if keyed else None)
 
 
 @blp.route("/v1/games/<game_id>/feed")
@@ -663,12 +707,11 @@ class Feed(MethodView):
         date; a reconnect with `Last-Event-ID: n` (or `?after=n`) resumes after version n
         without a gap."""
         app = application()
-        token = query.get("access_token")
-        caller = (
-            _read(queries.caller, app, game_id, token, auth.keys())
-            if token
-            else auth.caller_for(app, game_id)
-        )
+        # The feed keeps the token it was opened with: a seat's feed checks it again at every
+        # message and heartbeat, and ends once it no longer holds the seat.
+        token = query.get("access_token") or auth.bearer()
+        keys = auth.keys()
+        caller = _read(queries.caller, app, game_id, token, keys)
         _read(queries.game_type, app, game_id)
         after = query.get("after")
         last_id = request.headers.get("Last-Event-ID")
@@ -679,7 +722,8 @@ class Feed(MethodView):
             after = int(last_id)
         hub = _hub(app)
         heartbeat = current_app.config["SETTINGS"].feed_heartbeat
-        stream = feed.messages(app, hub, game_id, caller, int(after or 0), heartbeat)
+        stream = feed.messages(app, hub, game_id, caller, int(after or 0), heartbeat,
+                               token=token, keys=keys)  # fmt: skip
         return Response(
             stream_with_context(stream),
             mimetype="text/event-stream",
@@ -744,9 +788,9 @@ class Audit(MethodView):
     @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, game_id: str) -> Any:
         """Every check of `tabletop audit` on the stored log (chain, completeness, seed
-        commitment, opening draw, every command re-decided, final-state digest) with the first
-        version at fault: auditors at any time (a running game is re-decided with the seed the
-        service holds, never shown), anyone once the game is over."""
+        commitment, opening draw, every command and every bot move re-decided, final-state
+        digest) with the first version at fault: auditors at any time (a running game is
+        re-decided with the seed the service holds, never shown), anyone once the game is over."""
         app = application()
         caller = auth.caller_for(app, game_id)
         limits_guard.check("audit")  # re-deciding a whole log costs the gateway real CPU

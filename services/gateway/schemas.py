@@ -6,11 +6,11 @@ import marshmallow as ma
 from marshmallow import validate
 
 from shared import games
-from shared.app import bots
+from shared.app import bots, names
 from shared.app.errors import CATALOGUE, ErrorCode
 from shared.app.handlers import JSON_SAFE_INT
 
-SUGGESTION_MAX_BUDGET_MS = 2000  # a suggestion runs in a gateway thread: keep it short
+SUGGESTION_MAX_BUDGET_MS = 2000  # a hint holds a search worker: keep it short
 SUGGESTION_MAX_ITERATIONS = 1000  # Isle of Skye searches about 100-200 iterations a second
 
 
@@ -21,24 +21,40 @@ class StrictSchema(ma.Schema):
         unknown = ma.RAISE
 
 
+def printable(value: str) -> None:
+    """A display name's characters (``shared.app.names``): no control or format ones."""
+    problem = names.characters_error(value)
+    if problem is not None:
+        raise ma.ValidationError(problem)
+
+
+NAME_DOC = {"description": "1-64 characters; no control or format characters (Unicode Cc, Cf, "
+            "Zl, Zp)"}  # fmt: skip
+
+
 class SeatSchema(StrictSchema):
     """A human seat (``name``) or a bot seat (``bot``: a policy name, e.g. ``random``)."""
 
-    name = ma.fields.String(validate=validate.Length(min=1, max=64))
+    name = ma.fields.String(validate=[validate.Length(min=1, max=64), printable],
+                            metadata=NAME_DOC)  # fmt: skip
     bot = ma.fields.String(
         validate=validate.OneOf(bots.names()),
         metadata={
             "description": "; ".join(f"{b.name}: {b.description}" for b in bots.BOTS.values())
         },
     )
+    # strict: 1.5 or "200" is refused, never made an integer (the application's bounds would
+    # then see a number the client did not send).
     budget_ms = ma.fields.Integer(
-        metadata={"description": "ismcts only: thinking time per move (10-10000 ms)"}
+        strict=True,
+        metadata={"description": "ismcts only: thinking time per move (10-10000 ms)"},
     )
     iterations = ma.fields.Integer(
+        strict=True,
         metadata={
             "description": "ismcts only, instead of budget_ms: search iterations per "
             "move (1-100000); the same view then gives the same move"
-        }
+        },
     )
 
     open = ma.fields.Boolean(
@@ -75,22 +91,24 @@ class TimeoutBotSchema(StrictSchema):
     """The bot that moves for a seat that timed out (and takes it over)."""
 
     bot = ma.fields.String(required=True, validate=validate.OneOf(bots.names()))
-    budget_ms = ma.fields.Integer()
-    iterations = ma.fields.Integer()
+    budget_ms = ma.fields.Integer(strict=True)
+    iterations = ma.fields.Integer(strict=True)
 
 
 class ClockSchema(StrictSchema):
     """A turn clock (all optional; no clock when absent)."""
 
     turn_seconds = ma.fields.Integer(
-        metadata={"description": "time per turn (1-86400 s, default 60)", "example": 60}
+        strict=True,
+        metadata={"description": "time per turn (1-86400 s, default 60)", "example": 60},
     )
     reserve_seconds = ma.fields.Integer(
+        strict=True,
         metadata={
             "description": "spent once a turn's time is gone, kept across turns (0-604800 s, "
             "default 300)",
             "example": 300,
-        }
+        },
     )
     on_timeout = ma.fields.String(
         validate=validate.OneOf(["bot", "forfeit"]),
@@ -103,10 +121,11 @@ class ClockSchema(StrictSchema):
         TimeoutBotSchema, metadata={"description": 'default {"bot": "heuristic"}'}
     )
     takeover_after = ma.fields.Integer(
+        strict=True,
         metadata={
             "description": "time-outs in a row after which the timeout bot plays the seat for "
             "the rest of the game (1-1000, default 3)"
-        }
+        },
     )
 
 
@@ -203,7 +222,8 @@ class GameListSchema(ma.Schema):
 class JoinSchema(StrictSchema):
     """Body of ``POST /v1/games/{id}/seats/{seat}/join``."""
 
-    name = ma.fields.String(required=True, validate=validate.Length(min=1, max=64))
+    name = ma.fields.String(required=True, validate=[validate.Length(min=1, max=64), printable],
+                            metadata=NAME_DOC)  # fmt: skip
     client_seed = ma.fields.String(
         validate=validate.Length(min=1, max=256),
         metadata={"description": "your client seed, for a game of contributed fairness"},
@@ -382,10 +402,21 @@ class AuditSchema(ma.Schema):
     commands = ma.fields.Integer(metadata={"description": "commands re-decided"})
     checks = ma.fields.List(
         ma.fields.Dict(),
-        metadata={"description": "{name, result: ok | failed | waits, detail}, in order"},
+        metadata={
+            "description": "{name, result: ok | failed | waits | unchecked, detail}, in order"
+        },
     )
     first_failure = ma.fields.Dict(
         allow_none=True, metadata={"description": "{check, version, reason}"}
+    )
+    unchecked = ma.fields.List(
+        ma.fields.String(),
+        metadata={
+            "description": "checks that passed without re-checking all they cover (result "
+            "unchecked; their detail says what and why): `bot moves` when a bot's policy "
+            "changed since the game, or a time-budget search recorded no iteration count. "
+            "No failure: the status stays passed"
+        },
     )
     final_state_digest = ma.fields.String(
         allow_none=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import validate
 
-from services.gateway.schemas import StrictSchema
+from services.gateway.schemas import NAME_DOC, StrictSchema, printable
 from shared import games
 from shared.app import bots
 from shared.tournaments.plan import DEFAULT_MAX_GAMES, FORMATS, MAX_ENTRANTS, MAX_NAME
@@ -14,11 +14,14 @@ from shared.tournaments.plan import DEFAULT_MAX_GAMES, FORMATS, MAX_ENTRANTS, MA
 class EntrantSchema(StrictSchema):
     """One entrant: a bot seat spec, with an optional display name."""
 
-    name = ma.fields.String(validate=validate.Length(min=1, max=MAX_NAME))
+    name = ma.fields.String(validate=[validate.Length(min=1, max=MAX_NAME), printable],
+                            metadata=NAME_DOC)  # fmt: skip
     bot = ma.fields.String(required=True, validate=validate.OneOf(bots.names()))
-    budget_ms = ma.fields.Integer(metadata={"description": "ismcts only (10-10000 ms a move)"})
+    budget_ms = ma.fields.Integer(
+        strict=True, metadata={"description": "ismcts only (10-10000 ms a move)"}
+    )
     iterations = ma.fields.Integer(
-        metadata={"description": "ismcts only, instead of budget_ms (1-100000)"}
+        strict=True, metadata={"description": "ismcts only, instead of budget_ms (1-100000)"}
     )
 
     @ma.validates_schema
@@ -39,13 +42,15 @@ class CreateTournamentSchema(StrictSchema):
         validate=validate.Length(min=1, max=MAX_ENTRANTS),
     )
     players = ma.fields.Integer(
+        strict=True,
         metadata={
             "description": "seats a game (the game's own limits; default: as many as "
             "entrants, within them)"
-        }  # fmt: skip
+        },  # fmt: skip
     )
     games = ma.fields.Integer(
         required=True,
+        strict=True,
         metadata={
             "description": "games to play: whole cycles of C(entrants, players) * players "
             f"(every group in each seating); at most TABLETOP_MAX_TOURNAMENT_GAMES "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import dataclasses
 import json
 import queue
 import threading
@@ -46,15 +47,7 @@ class MemoryDirectory:
         """See ``GameDirectory.set_token_hashes``."""
         with self._lock:
             old = self._entries[game_id]
-            self._entries[game_id] = GameEntry(
-                game_id=old.game_id,
-                game=old.game,
-                seed=old.seed,
-                shard=old.shard,
-                created_at=old.created_at,
-                token_hashes=tuple(token_hashes),
-                lobby=old.lobby,
-            )
+            self._entries[game_id] = dataclasses.replace(old, token_hashes=tuple(token_hashes))
 
     def mark_finished(self, game_id: str, epoch: float) -> None:
         """See ``GameDirectory.mark_finished``."""
@@ -165,9 +158,17 @@ class MemoryCommandBus:
         return self._outcomes.get((game_id, command_id))
 
     def complete(
-        self, game_id: str, command_id: str, outcome: str, reply: str, *, keep: bool = False
+        self,
+        game_id: str,
+        command_id: str,
+        outcome: str,
+        reply: str,
+        *,
+        keep: bool = False,
+        refused: bool = False,
     ) -> None:
-        """See ``CommandBus.complete``."""
+        """See ``CommandBus.complete`` (in memory nothing expires: ``refused`` changes
+        nothing)."""
         with self._lock:
             if not keep:
                 self._outcomes[(game_id, command_id)] = outcome
@@ -464,6 +465,46 @@ class MemoryRatings:
             return copy.deepcopy(self._boards.get(game_type, {}))
 
 
+class MemorySearchShares:
+    """``SearchShares`` in dicts, on this process's monotonic clock."""
+
+    def __init__(self) -> None:
+        self._tickets: dict[str, dict[str, float]] = {}  # owner -> ticket -> expiry
+        self._slots: dict[str, tuple[str, float]] = {}  # slot -> (holder, expiry)
+        self._lock = threading.Lock()
+
+    def enter(self, owner: str, ticket: str, ttl: float) -> int:
+        """See ``SearchShares.enter``."""
+        now = time.monotonic()
+        with self._lock:
+            held = self._tickets.setdefault(owner, {})
+            for old in [t for t, expiry in held.items() if expiry <= now]:
+                del held[old]
+            held[ticket] = now + ttl
+            return len(held) - 1
+
+    def leave(self, owner: str, ticket: str) -> None:
+        """See ``SearchShares.leave``."""
+        with self._lock:
+            self._tickets.get(owner, {}).pop(ticket, None)
+
+    def hold(self, slot: str, holder: str, ttl: float) -> float:
+        """See ``SearchShares.hold``."""
+        now = time.monotonic()
+        with self._lock:
+            present = self._slots.get(slot)
+            if present is not None and present[1] > now:
+                return present[1] - now
+            self._slots[slot] = (holder, now + ttl)
+            return 0.0
+
+    def release(self, slot: str, holder: str) -> None:
+        """See ``SearchShares.release``."""
+        with self._lock:
+            if self._slots.get(slot, ("", 0.0))[0] == holder:
+                del self._slots[slot]
+
+
 class MemoryIdempotency:
     """``IdempotencyStore`` in a dict (no expiry: tests are short)."""
 
@@ -503,6 +544,7 @@ def memory_ports(*, dispatcher: Any = None, clock: Any = None, shards: int = 1) 
         tournaments=MemoryTournaments(),
         ratings=MemoryRatings(),
         idempotency=MemoryIdempotency(),
+        searches=MemorySearchShares(),
         batch=no_batch,
         shards=shards,
     )

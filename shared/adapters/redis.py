@@ -32,9 +32,10 @@ from redis.utils import safe_str, truncate_text
 from shared import keys
 from shared.adapters.memory import SystemClock, utc_iso
 from shared.app.ports import BotDispatcher, GameEntry, NullDispatcher, Ports, TournamentEntry
+from shared.config import DEFAULT_REJECTED_TTL
 from shared.store.redis_streams import RedisEventStore
 
-RESULT_TTL = 86_400  # seconds a command's outcome stays readable
+RESULT_TTL = 86_400  # seconds an accepted (or pending) command's outcome stays readable
 REPLY_TTL = 60
 # A waiting client's BLPOP: its socket read outlives the server-side timeout by this much;
 # without a pool (a cluster client) the wait is cut into BLPOPs under the 5 s socket timeout.
@@ -252,6 +253,7 @@ class RedisDirectory:
                     "shard": str(entry.shard),
                     "created_at": entry.created_at,
                     "lobby": "1" if entry.lobby else "0",
+                    "owner": entry.owner,
                 },
             )
         if self._batch.cluster:
@@ -261,8 +263,8 @@ class RedisDirectory:
 
     def get(self, game_id: str) -> GameEntry | None:
         """See ``GameDirectory.get``."""
-        game, seed, tokens, shard, created, lobby = self._r.hmget(
-            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at", "lobby"
+        game, seed, tokens, shard, created, lobby, owner = self._r.hmget(
+            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at", "lobby", "owner"
         )
         if game is None or seed is None:
             return None
@@ -274,6 +276,7 @@ class RedisDirectory:
             created_at=_text(created or b""),
             token_hashes=tuple(json.loads(tokens or b"[]")),
             lobby=lobby == b"1",
+            owner=_text(owner or b""),
         )
 
     def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
@@ -337,10 +340,14 @@ class RedisReadModels:
 
 
 class RedisCommandBus:
-    """``CommandBus`` on ``cmd:{<type>}:<shard>`` streams and per-command result/reply keys."""
+    """``CommandBus`` on ``cmd:{<type>}:<shard>`` streams and per-command result/reply keys.
+    A refused command's outcome lives ``rejected_ttl`` seconds, an accepted one's a day."""
 
-    def __init__(self, client: Client, batch: RedisBatch) -> None:
+    def __init__(
+        self, client: Client, batch: RedisBatch, *, rejected_ttl: int = DEFAULT_REJECTED_TTL
+    ) -> None:
         self._r, self._batch = client, batch
+        self._rejected_ttl = rejected_ttl
 
     def put(
         self,
@@ -407,12 +414,21 @@ class RedisCommandBus:
         return _text(raw) if raw is not None else None
 
     def complete(
-        self, game_id: str, command_id: str, outcome: str, reply: str, *, keep: bool = False
+        self,
+        game_id: str,
+        command_id: str,
+        outcome: str,
+        reply: str,
+        *,
+        keep: bool = False,
+        refused: bool = False,
     ) -> None:
-        """See ``CommandBus.complete``."""
+        """See ``CommandBus.complete``. The SET replaces the pending outcome's day-long TTL,
+        so a refusal's key goes after ``rejected_ttl`` seconds."""
         w = self._batch.writer()
         if not keep:
-            w.set(keys.result(game_id, command_id), outcome, ex=RESULT_TTL)
+            ttl = self._rejected_ttl if refused else RESULT_TTL
+            w.set(keys.result(game_id, command_id), outcome, ex=ttl)
         w.lpush(keys.reply(game_id, command_id), reply)
         w.expire(keys.reply(game_id, command_id), REPLY_TTL)
 
@@ -789,6 +805,59 @@ class RedisIdempotency:
         self._r.set(keys.idempotency(key), doc, ex=ttl)
 
 
+class RedisSearchShares:
+    """``SearchShares`` on ``searches:{<owner>}`` sorted sets (ticket -> expiry, by Redis's
+    own clock, so every process agrees) and ``searchslot:{<slot>}`` strings with a time to
+    live. Each call is one script on one key (one slot on a cluster)."""
+
+    # Drop expired tickets, count this one, keep the key as long as its last ticket.
+    _ENTER = """
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+    local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+    redis.call('PEXPIREAT', KEYS[1], last[2])
+    return redis.call('ZCARD', KEYS[1]) - 1
+    """
+    _HOLD = """
+    if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+        return 0
+    end
+    return math.max(redis.call('PTTL', KEYS[1]), 1)
+    """
+    _RELEASE = """
+    if redis.call('GET', KEYS[1]) == ARGV[1] then
+        return redis.call('DEL', KEYS[1])
+    end
+    return 0
+    """
+
+    def __init__(self, client: Client) -> None:
+        self._r = client
+        self._enter = client.register_script(self._ENTER)
+        self._hold = client.register_script(self._HOLD)
+        self._release = client.register_script(self._RELEASE)
+
+    def enter(self, owner: str, ticket: str, ttl: float) -> int:
+        """See ``SearchShares.enter``."""
+        ms = max(1, round(ttl * 1000))
+        return int(self._enter(keys=[keys.searches(owner)], args=[ticket, ms]))
+
+    def leave(self, owner: str, ticket: str) -> None:
+        """See ``SearchShares.leave``."""
+        self._r.zrem(keys.searches(owner), ticket)
+
+    def hold(self, slot: str, holder: str, ttl: float) -> float:
+        """See ``SearchShares.hold``."""
+        ms = max(1, round(ttl * 1000))
+        return int(self._hold(keys=[keys.search_slot(slot)], args=[holder, ms])) / 1000
+
+    def release(self, slot: str, holder: str) -> None:
+        """See ``SearchShares.release``."""
+        self._release(keys=[keys.search_slot(slot)], args=[holder])
+
+
 MAX_CONNECTIONS = 1000  # per process; a request past it waits for one (it does not fail)
 
 
@@ -814,21 +883,27 @@ def connect(url: str, *, cluster: bool = False) -> Client:
 
 
 def redis_ports(
-    client: Client, *, dispatcher: BotDispatcher | None = None, shards: int = 1
+    client: Client,
+    *,
+    dispatcher: BotDispatcher | None = None,
+    shards: int = 1,
+    rejected_ttl: int = DEFAULT_REJECTED_TTL,
 ) -> Ports:
-    """Every port on one Redis client."""
+    """Every port on one Redis client (``rejected_ttl``: seconds a refused command's outcome
+    is kept)."""
     batch = RedisBatch(client)
     return Ports(
         store=RedisEventStore(client),
         directory=RedisDirectory(client, batch),
         read_models=RedisReadModels(client, batch),
-        bus=RedisCommandBus(client, batch),
+        bus=RedisCommandBus(client, batch, rejected_ttl=rejected_ttl),
         notifier=RedisNotifier(client, batch),
         clock=RedisClock(client, batch),
         dispatcher=dispatcher or NullDispatcher(),
         tournaments=RedisTournaments(client),
         ratings=RedisRatings(client),
         idempotency=RedisIdempotency(client),
+        searches=RedisSearchShares(client),
         batch=batch,
         shards=shards,
         ping=lambda: bool(client.ping()),

@@ -7,19 +7,39 @@ It never gets the game state, so it cannot cheat.
 
 Seat specs: ``{"bot": "random"}``, ``{"bot": "heuristic"}``, ``{"bot": "ismcts",
 "budget_ms": 200}`` or ``{"bot": "ismcts", "iterations": 2000}`` (one of the two).
+
+An auditor re-decides every bot move once the seed is revealed (``shared.audit``): every bot
+but a search on a time budget is a function of its view and its randomness alone. A
+``budget_ms`` search is not (how many iterations fit depends on the machine), so ``decide``
+also returns the iterations it ran; the service records them with the command
+(``BOT_ITERATIONS``) and ``replay`` runs exactly that many.
 """
 
 from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from shared import games
 
 Play = Callable[[Mapping[str, Any], random.Random, Mapping[str, Any]], dict[str, Any] | None]
+
+# In a recorded command (the first envelope's ``command``) of a bot searching on a time budget:
+# the iterations its search ran, which an audit replays (the budget alone does not say).
+BOT_ITERATIONS = "bot_iterations"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A bot's command (None: nothing to do), and for a search on a time budget the iterations
+    it ran (None for every other bot: its spec alone says how it decides)."""
+
+    command: dict[str, Any] | None
+    iterations: int | None = None
 
 
 class BotSpecError(ValueError):
@@ -41,6 +61,14 @@ class BotKind:
     one_of: tuple[str, ...] = ()  # at most one of these settings may be given
     description: str = ""
     slow: bool = False  # it searches: its moves run on their own workers
+    # The setting that bounds it by wall time (its moves then depend on the clock), the
+    # setting that bounds it by a count instead, and how it plays on the clock, with the count
+    # it reached: an audit replays that count.
+    timed: str | None = None
+    counted: str | None = None
+    timed_play: Callable[[Mapping[str, Any], random.Random, Mapping[str, Any]], Decision] | None = (
+        None
+    )
 
 
 def random_bot(view: Mapping[str, Any], rng: random.Random) -> dict[str, Any] | None:
@@ -85,7 +113,42 @@ def _ismcts(view: Mapping[str, Any], rng: random.Random, spec: Mapping[str, Any]
     )
 
 
+def _ismcts_timed(view: Mapping[str, Any], rng: random.Random, spec: Mapping[str, Any]) -> Decision:
+    """ISMCTS on its ``budget_ms``, with the iterations the search ran in that time."""
+    from shared.bots import ismcts
+
+    found = ismcts.search(view, rng, budget_ms=float(spec["budget_ms"]))
+    return Decision(found.command, found.iterations if found.command is not None else None)
+
+
 ISMCTS_DEFAULT_ITERATIONS = 1000
+
+# Each bot's policy version per game type: (bot name, game) -> version; absent, 1. An audit
+# can re-decide a bot's move only with the policy the bot played by, so a game records the
+# versions of the bots it may use where they are not 1 (``game_created``'s ``bot_policies``:
+# ``policies_of``) and the audit leaves out of its re-check ("not re-checked") the moves of a
+# bot whose recorded version is not this service's. Raise a bot's version with any change that
+# makes it play otherwise from the same view and randomness, or every older honest game of it
+# fails its audit.
+POLICY_VERSIONS: Mapping[tuple[str, str], int] = MappingProxyType(
+    {
+        # Version 2: its bids no longer give its stack away (issue 23): every public choice is
+        # made from public facts alone, the skull goes down only as a round's first disc and
+        # more often, and the bluffs of version 1 are gone. From the same view and randomness
+        # it places and bids otherwise than version 1 did.
+        ("heuristic", "skull"): 2,
+    }
+)
+
+# A bot whose policy in a game is built on another bot's: its version moves with that one's.
+# ISMCTS in Isle of Skye searches the heuristic's candidate moves and plays out with its
+# valuation (``shared.sim.skye``); in Fox and Skull it plays out at random, on its own.
+POLICY_FOLLOWS: Mapping[tuple[str, str], tuple[str, str]] = MappingProxyType(
+    {("ismcts", "skye"): ("heuristic", "skye")}
+)
+
+# The key of ``game_created``'s data that records the policy versions (bot name -> version).
+BOT_POLICIES = "bot_policies"
 
 BOTS: dict[str, BotKind] = {
     b.name: b
@@ -98,11 +161,32 @@ BOTS: dict[str, BotKind] = {
             settings={"budget_ms": (10, 10_000), "iterations": (1, 100_000)},
             one_of=("budget_ms", "iterations"),
             slow=True,
+            timed="budget_ms",
+            counted="iterations",
+            timed_play=_ismcts_timed,
             description=f"information-set MCTS; budget_ms or iterations (default "
             f"{ISMCTS_DEFAULT_ITERATIONS} iterations)",
         ),
     )
 }
+
+
+def policy_version(bot: str, game: str) -> int:
+    """The version of ``bot``'s policy in ``game`` that this service plays (1 unless
+    ``POLICY_VERSIONS`` says otherwise). A bot built on another's counts that one's changes
+    too (``POLICY_FOLLOWS``): its own version plus the other's past 1, so a change of either
+    raises it."""
+    own = POLICY_VERSIONS.get((bot, game), 1)
+    followed = POLICY_FOLLOWS.get((bot, game))
+    return own if followed is None else own + policy_version(*followed) - 1
+
+
+def policies_of(game: str, bot_names: Iterable[str]) -> dict[str, int]:
+    """What a game records of the policies of the bots it may use (``BOT_POLICIES``): each
+    one's version where it is not 1, so the logs of games whose bots are all at their first
+    version (and golden logs, fairness vectors) stay as they were."""
+    versions = {name: policy_version(name, game) for name in sorted(set(bot_names))}
+    return {name: v for name, v in versions.items() if v != 1}
 
 
 def names() -> list[str]:
@@ -141,5 +225,41 @@ def parse_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 def play(spec: Mapping[str, Any], view: Mapping[str, Any], rng: random.Random) -> Any:
     """The command the bot of ``spec`` sends from ``view`` (None: nothing to do)."""
+    return decide(spec, view, rng).command
+
+
+def decide(spec: Mapping[str, Any], view: Mapping[str, Any], rng: random.Random) -> Decision:
+    """``play``, with the iterations a search on a time budget ran (to be recorded with the
+    command it sends: ``BOT_ITERATIONS``)."""
     settings = parse_spec(spec)
-    return BOTS[str(spec["bot"])].play(view, rng, settings)
+    kind = BOTS[str(spec["bot"])]
+    if kind.timed_play is not None and kind.timed in settings:
+        return kind.timed_play(view, rng, settings)
+    return Decision(kind.play(view, rng, settings))
+
+
+def replay(
+    spec: Mapping[str, Any],
+    view: Mapping[str, Any],
+    rng: random.Random,
+    iterations: int | None = None,
+) -> Any:
+    """The command the bot of ``spec`` sent from ``view`` (an audit's re-decision): a search
+    on a time budget runs the ``iterations`` recorded with its command, any other bot plays as
+    ``play`` does. Raises BotSpecError when the recorded count does not fit the spec (missing
+    for a timed search, present for any other bot, not a count)."""
+    settings = parse_spec(spec)
+    kind = BOTS[str(spec["bot"])]
+    timed = kind.timed is not None and kind.timed in settings
+    if not timed:
+        if iterations is not None:
+            raise BotSpecError(BOT_ITERATIONS, f"recorded, but {spec['bot']} is not timed")
+        return kind.play(view, rng, settings)
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
+        raise BotSpecError(BOT_ITERATIONS, "a search on a time budget records its iterations")
+    assert kind.counted is not None
+    # The same search with its clock replaced by the count it reached: the count is the only
+    # thing the clock decided (the search draws nothing from the time).
+    counted = {k: v for k, v in settings.items() if k != kind.timed}
+    counted[kind.counted] = iterations
+    return kind.play(view, rng, counted)

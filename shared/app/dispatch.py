@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from shared.app import handlers
+from collections.abc import Mapping
+from typing import Any
+
+from shared.app import handlers, searches
 from shared.app.context import App
 
 
@@ -20,11 +23,20 @@ class InlineDispatcher:
         self.app = app
         return self
 
-    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
+    def move(
+        self, game_id: str, seat: int, version: int, *, slow: bool = False, priority: int = 0
+    ) -> None:
         """Play the bot's turn now."""
         self.moves.append((game_id, seat, version))
         if self.app is not None:
             handlers.play_bot_move(self.app, game_id, seat, version)
+            if slow:
+                searches.moved(self.app, game_id, seat, version)
+
+    def hint(self, request: Mapping[str, Any], *, priority: int = 0) -> None:
+        """Search the hint now."""
+        if self.app is not None:
+            searches.answer_hint(self.app, request)
 
     def finalize(self, game_id: str) -> None:
         """Score the game now."""

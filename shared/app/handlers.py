@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from shared import games
-from shared.app import bots, clock, errors, fairness
+from shared.app import bots, clock, errors, fairness, names, searches
 from shared.app.context import App
 from shared.app.match import Match, Seat, seat_doc
 from shared.app.match import evolve as match_evolve
@@ -75,8 +75,8 @@ def creation_events(
     now_ms: int | None = None,
 ) -> list[NewEvent]:
     """``game_created`` and the engine's setup events, drawn with label ``setup``; a
-    tournament's game names its tournament (``{"id", "index"}``) in ``game_created``. A game
-    of contributed fairness is dealt later, once every human seat sent its client seed. A
+    tournament's game names its tournament (``{"id", "index"}``) in ``game_created``. A lobby
+    game or one of contributed fairness is dealt later (``opening_events``). A
     game with a clock (``clock_spec``, parsed) arms the first deadlines at ``now_ms``."""
     engine = games.get(game)
     data = created_data(
@@ -89,11 +89,30 @@ def creation_events(
         listed=listed,
         clock_spec=clock_spec,
     )
-    if fairness_mode != fairness.STANDARD or any(s.open for s in seats):
-        return [NewEvent(type=GAME_CREATED, data=data)]  # dealt when every seat is ready
-    created = NewEvent(type=GAME_CREATED, data=data)
-    dealt = [created, *setup_events(engine, len(seats), options, seed)]
-    return [*dealt, *opening_ticks(engine, data, dealt[1:], now_ms)]
+    return [NewEvent(type=GAME_CREATED, data=data), *opening_events(engine, data, seed, now_ms)]
+
+
+def dealt_at_creation(created: Mapping[str, Any]) -> bool:
+    """Whether a game is dealt with its creation (``created``: the ``game_created`` data). A
+    lobby game (open seats) is dealt by the join that takes its last seat, a game of
+    contributed fairness by the command that brings its last client seed: both through
+    ``decide_any``."""
+    match = match_evolve(None, GAME_CREATED, created)
+    assert match is not None
+    return match.fairness == fairness.STANDARD and not match.open_seats
+
+
+def opening_events(
+    engine: Engine, created: Mapping[str, Any], seed: str, now_ms: int | None
+) -> list[NewEvent]:
+    """The events appended with ``game_created`` (its data: ``created``): the setup drawn
+    from ``seed`` with label ``setup`` and a clock's first deadlines armed at ``now_ms``; none
+    for a game dealt later. The service creates games and the audit checks openings with
+    this one definition, so the two cannot disagree on what an honest opening is."""
+    if not dealt_at_creation(created):
+        return []
+    setup = setup_events(engine, len(created["seats"]), created["options"], seed)
+    return [*setup, *opening_ticks(engine, created, setup, now_ms)]
 
 
 def created_data(
@@ -123,6 +142,15 @@ def created_data(
         data["listed"] = False
     if clock_spec is not None:
         data["clock"] = dict(clock_spec)
+    # The policy versions of every bot that may play here (its seats' bots; a resigned or
+    # timed-out seat's substitute; random, which a timeout bot falls back on), so that an
+    # audit run by a later service, whose bots may play otherwise, knows which moves it can
+    # still re-decide. Only versions past 1 are written: other games' logs stay as they were.
+    may_play = [s.bot for s in seats if s.bot]
+    may_play += [str(clock.substitute(clock_spec)["bot"]), "random"]
+    policies = bots.policies_of(game, may_play)
+    if policies:
+        data[bots.BOT_POLICIES] = policies
     return data
 
 
@@ -289,35 +317,54 @@ def _time_out(
     if match.clock["on_timeout"] == clock.FORFEIT:
         return [timed_out, *_resignation(m, seat, "forfeit", server_seed)], state, recorded
     move = body.get("move")
+    counted = None
     if not isinstance(move, Mapping):
-        move = _timeout_move(engine, m, state, seat, server_seed, version)
+        move, counted = timeout_bot_move(engine, m, state, seat, server_seed, version)
     command = engine.parse_command(move)
     moved, after, _ = decide_events(
         engine, state, seat, command, fairness.play_seed(m, server_seed), version,
         reveal=server_seed,
     )  # fmt: skip
     recorded["move"] = engine.command_to_json(command)
+    if counted is not None:  # a timeout bot searching on a time budget: the audit replays it
+        recorded[bots.BOT_ITERATIONS] = counted
     tail = [moved.pop()] if moved and moved[-1].type == SEED_REVEALED else []
     if timed_out.data["in_a_row"] >= match.clock["takeover_after"] and not tail:
         moved.append(clock.taken_over_event(seat, match.clock["timeout_bot"], "timeouts"))
     return [timed_out, *moved, *tail], after, recorded
 
 
-def _timeout_move(
-    engine: Engine, match: Match, state: Any, seat: int, server_seed: str, version: int
-) -> dict[str, Any]:
+def timeout_bot_move(
+    engine: Engine,
+    match: Match,
+    state: Any,
+    seat: int,
+    server_seed: str,
+    version: int,
+    iterations: int | None = None,
+    *,
+    replay: bool = False,
+) -> tuple[dict[str, Any], int | None]:
     """The timeout bot's move for the seat, from the seat's view alone (random if the bot
-    finds none)."""
+    finds none), and the iterations it searched when on a time budget (else None). ``match``
+    is the match after ``turn_timed_out``. ``replay``: the audit's re-decision, which runs the
+    recorded ``iterations`` instead of the clock (``bots.replay``; BotSpecError if they do
+    not fit the spec)."""
     assert match.clock is not None
     record = GameRecord(id="", match=match, version=version, head_hash="", state=state)
     seen = view_of(record, seat)
     rng = bot_random(fairness.play_seed(match, server_seed), seat, version)
-    command = bots.play(dict(match.clock["timeout_bot"]), seen, rng)
+    spec = dict(match.clock["timeout_bot"])
+    if replay:
+        command, counted = bots.replay(spec, seen, rng, iterations), iterations
+    else:
+        decision = bots.decide(spec, seen, rng)
+        command, counted = decision.command, decision.iterations
     if command is None:
-        command = bots.random_bot(seen, rng)
+        command, counted = bots.random_bot(seen, rng), None
     if command is None:
         raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} has nothing to do")
-    return dict(command)
+    return dict(command), counted
 
 
 def _contribute(
@@ -370,9 +417,11 @@ def _join(
     if seat not in match.open_seats:
         raise GameError(errors.ErrorCode.SEAT_TAKEN, f"seat {seat} is not open")
     name, token = body.get("name"), body.get("token_sha256")
-    if not isinstance(name, str) or not 0 < len(name) <= 64:
-        raise GameError(rules.INVALID_COMMAND, "name must be 1 to 64 characters",
-                        errors={"name": ["1 to 64 characters"]})  # fmt: skip
+    problem = names.name_error(name)
+    if problem is not None:
+        raise GameError(rules.INVALID_COMMAND, f"name: {problem}",
+                        errors={"name": [problem]})  # fmt: skip
+    assert isinstance(name, str)  # name_error refuses anything else
     if not isinstance(token, str) or len(token) != 64:
         raise GameError(rules.INVALID_COMMAND, "a join carries the new seat's token hash")
     occupant = seat_doc(Seat(name=name, token_sha256=token))
@@ -441,6 +490,13 @@ def seats_from_specs(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Seat], li
             tokens.append(None)
             continue
         bot = spec.get("bot")
+        given = spec.get("name")
+        if isinstance(given, str) and (problem := names.characters_error(given)) is not None:
+            # Names reach every view, web page and terminal: printable text only. (Their
+            # length is the gateway's to bound: a tournament's may grow a " #2".)
+            raise rules.invalid_options(
+                f"seat {i} name: {problem}", **{f"seats[{i}].name": problem}
+            )
         name = spec.get("name") or (f"{bot} bot {i}" if bot else f"seat {i}")
         if bot:
             try:
@@ -470,10 +526,12 @@ def create_game(
     fairness_mode: str = fairness.STANDARD,
     listed: bool = True,
     clock_spec: Mapping[str, Any] | None = None,
+    owner: str = "",
 ) -> Created:
     """Start a game: validate, run the engine's setup, append, project, wake bots. A game of
     contributed fairness is only created: it is dealt when its human seats sent their client
-    seeds.
+    seeds. ``owner``: the client creating it (``searches.client_owner``), whose share of the
+    search workers its searching bots take.
 
     Raises KeyError for an unknown game and GameError for bad seats or options.
     """
@@ -530,6 +588,7 @@ def create_game(
             created_at=envs[0].at,
             token_hashes=record.match.token_hashes,
             lobby=bool(record.match.open_seats),
+            owner=owner,
         ),
         p.clock.epoch(),
     )
@@ -662,11 +721,20 @@ def _complete(
 ) -> None:
     body = _COMPACT.encode(outcome)
     reply = body
-    if views is not None and outcome["status"] == "accepted" and message.seat < len(views):
+    refused = outcome["status"] != "accepted"
+    if views is not None and not refused and message.seat < len(views):
         # The waiting client gets its new view after a newline (compact JSON has none):
         # one round trip less, and the gateway never parses the view.
         reply = body + "\n" + views[message.seat]
-    app.ports.bus.complete(message.game_id, message.command_id, body, reply, keep=keep)
+    stored = body
+    if refused:
+        # Refusals cost their sender nothing, so what one keeps is short-lived (the bus's
+        # refusal TTL) and small: not the command id again, which the key already names and
+        # a client may make 100 characters long (``queries.command_status`` puts it back).
+        stored = _COMPACT.encode({k: v for k, v in outcome.items() if k != "command_id"})
+    app.ports.bus.complete(
+        message.game_id, message.command_id, stored, reply, keep=keep, refused=refused
+    )
 
 
 def _apply(
@@ -760,6 +828,8 @@ def _check_same_command(
     body = dict(message.body)
     kind = body.get("type")
     recorded = dict(env.command or {})
+    # A timed search's iteration count is recorded with its command, not part of it.
+    recorded.pop(bots.BOT_ITERATIONS, None)
     try:
         if kind == fairness.CONTRIBUTE:
             parsed: Any = {"type": fairness.CONTRIBUTE, "client_seed": body.get("client_seed")}
@@ -816,7 +886,7 @@ def _decide(
         raise GameError(
             errors.ErrorCode.AUTH_INVALID_TOKEN, f"this token does not hold seat {seat}"
         )
-    return decide_any(
+    new, after, recorded = decide_any(
         engine,
         record.match,
         record.state,
@@ -826,6 +896,16 @@ def _decide(
         record.version,
         now_ms,
     )
+    counted = message.body.get(bots.BOT_ITERATIONS)
+    if by_bot and counted is not None:
+        # The iterations a bot's search on a time budget ran: recorded with its command (and
+        # so hashed), so that an audit replays the same search. Only a bot's own command
+        # records one (a player's body may say anything: it is dropped with the other keys
+        # the engine ignores).
+        if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
+            raise GameError(rules.INVALID_COMMAND, f"{bots.BOT_ITERATIONS} must be a count")
+        recorded = {**recorded, bots.BOT_ITERATIONS: counted}
+    return new, after, recorded
 
 
 def secret_seed(app: App, game_id: str) -> str:
@@ -947,7 +1027,7 @@ def _wake_stalled(app: App, public: Mapping[str, Any], key: str) -> list[str]:
         if name is None:
             continue
         slow = name in bots.BOTS and bots.BOTS[name].slow
-        app.ports.dispatcher.move(game_id, seat, int(public["version"]), slow=slow)
+        searches.dispatch_move(app, game_id, seat, int(public["version"]), slow=slow)
         woken.append(f"wake:{game_id}:{seat}")
     if woken:
         log.warning("game %s stalled at version %s: bots woken again", game_id, public["version"])
@@ -982,7 +1062,7 @@ def hand_off(
         if seat not in bot_seats:
             continue
         if waiting is None or len(to_act) == 1 or seat not in waiting or seat == actor:
-            dispatcher.move(record.id, seat, record.version, slow=_slow(record, seat))
+            searches.dispatch_move(app, record.id, seat, record.version, slow=_slow(record, seat))
 
 
 def _retry_bot(app: App, message: CommandMessage) -> None:
@@ -998,8 +1078,8 @@ def _retry_bot(app: App, message: CommandMessage) -> None:
         or message.seat not in record.engine.to_act(record.state)
     ):
         return
-    app.ports.dispatcher.move(
-        record.id, message.seat, record.version, slow=_slow(record, message.seat)
+    searches.dispatch_move(
+        app, record.id, message.seat, record.version, slow=_slow(record, message.seat)
     )
 
 
@@ -1050,9 +1130,13 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
     # (game id, seat, version are all public) would let them test every hand the bot might
     # hold against what it did.
     seed = fairness.play_seed_of_view(view, secret_seed(app, game_id))
-    command = bots.play(spec, view, bot_random(seed, seat, version))
-    if command is None:
+    decision = bots.decide(spec, view, bot_random(seed, seat, version))
+    if decision.command is None:
         return "nothing to do"
+    command = dict(decision.command)
+    if decision.iterations is not None:
+        # A search on a time budget says how far it got, so the audit can replay it.
+        command[bots.BOT_ITERATIONS] = decision.iterations
     # On its own turn a bot pins the version it decided at. When several seats act at once
     # (Isle of Skye's prices and building) another seat's move does not spoil its choice;
     # the engine still checks the command.

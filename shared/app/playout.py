@@ -105,6 +105,7 @@ def play(
         seat = to_act(record.state)[0]
         version = record.version
         chosen = chooser(record, seat) if chooser is not None else None
+        counted = None
         if chosen is None:
             cid = f"bot-{seat}-{version}"
             name = record.match.seats[seat].bot or "random"
@@ -114,9 +115,10 @@ def play(
                 command = legal[bot_choice_index(seed, seat, version, len(legal))]
             else:
                 spec = {"bot": name, **(record.match.seats[seat].bot_spec or {})}
-                body = bots.play(spec, view(record, seat), bot_random(seed, seat, version))
-                assert body is not None, "a bot to act had nothing to do"
-                command = engine.parse_command(body)
+                decision = bots.decide(spec, view(record, seat), bot_random(seed, seat, version))
+                assert decision.command is not None, "a bot to act had nothing to do"
+                command = engine.parse_command(decision.command)
+                counted = decision.iterations
         else:
             cid, body = chosen
             command = engine.parse_command(body)
@@ -124,6 +126,8 @@ def play(
         if on_step is not None:
             on_step(record, seat, command, decided, state)
         parsed = engine.command_to_json(command)
+        if counted is not None:  # a search on a time budget: recorded as the service records it
+            parsed = {**parsed, bots.BOT_ITERATIONS: counted}
         if keep_envelopes:
             sealed = seal(
                 events,
@@ -165,16 +169,17 @@ def play(
 
 def _viewed_move(
     engine: Any, match: Match, state: Any, version: int, head_hash: str, seat: int, seed: str
-) -> Any:
+) -> tuple[Any, int | None]:
     """The command of the bot at ``seat`` chosen from its view, as the service's bots choose
-    (the fast paths' move for every bot but a random one that can list the legal commands)."""
+    (the fast paths' move for every bot but a random one that can list the legal commands),
+    and the iterations a search on a time budget ran (else None)."""
     record = GameRecord(
         id="playout", match=match, version=version, head_hash=head_hash, state=state
     )
     spec = {"bot": match.seats[seat].bot or "random", **(match.seats[seat].bot_spec or {})}
-    body = bots.play(spec, view(record, seat), bot_random(seed, seat, version))
-    assert body is not None, "a bot to act had nothing to do"
-    return engine.parse_command(body)
+    decision = bots.decide(spec, view(record, seat), bot_random(seed, seat, version))
+    assert decision.command is not None, "a bot to act had nothing to do"
+    return engine.parse_command(decision.command), decision.iterations
 
 
 def _creation(
@@ -229,7 +234,7 @@ def _fast(
             legal = legal_commands(state, seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
-            command = _viewed_move(engine, record.match, state, version, "", seat, seed)
+            command, _ = _viewed_move(engine, record.match, state, version, "", seat, seed)
         events = decide(state, seat, command, Rng(seed, f"v{version}"))
         for e in events:
             state = evolve(state, e)
@@ -352,11 +357,12 @@ def _sealed(
             raise RuntimeError(f"game did not end within {max_actions} actions")
         seat = to_act(state)[0]
         version = writer.version
+        counted = None
         if names[seat] == "random" and listed:
             legal = legal_commands(state, seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
-            command = _viewed_move(engine, match, state, version, writer.hash, seat, seed)
+            command, counted = _viewed_move(engine, match, state, version, writer.hash, seat, seed)
         events = decide(state, seat, command, Rng(seed, f"v{version}"))
         if not events:  # as decide_events: a bot's legal command always changes something
             raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
@@ -364,6 +370,9 @@ def _sealed(
             parsed, parsed_json = command_json[command]
         except (KeyError, TypeError):
             parsed, parsed_json = _command_doc(engine, command)
+        if counted is not None:  # a search on a time budget records the iterations it ran
+            parsed = {**parsed, bots.BOT_ITERATIONS: counted}
+            parsed_json = _spellings(parsed)
         pieces = []
         for e in events:
             try:

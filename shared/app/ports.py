@@ -27,6 +27,9 @@ class GameEntry:
     created_at: str
     token_hashes: tuple[str | None, ...]  # per seat; None for a bot (or an open seat)
     lobby: bool = False  # its roster may change (open seats): read it fresh to authenticate
+    # Who created it (a client's address or key, hashed; "" unknown): its bots' searches take
+    # their turn on the search workers among that client's (``shared/app/searches.py``).
+    owner: str = ""
 
 
 class GameDirectory(Protocol):
@@ -127,10 +130,20 @@ class CommandBus(Protocol):
         ...
 
     def complete(
-        self, game_id: str, command_id: str, outcome: str, reply: str, *, keep: bool = False
+        self,
+        game_id: str,
+        command_id: str,
+        outcome: str,
+        reply: str,
+        *,
+        keep: bool = False,
+        refused: bool = False,
     ) -> None:
         """Store a command's outcome (unless ``keep``: the first outcome stays, as for a
-        command id sent again with another body) and hand ``reply`` to a client waiting."""
+        command id sent again with another body) and hand ``reply`` to a client waiting.
+        ``refused``: the command changed nothing, so its outcome is kept only the short time
+        a client needs to read it (``TABLETOP_REJECTED_TTL``), not an accepted one's day:
+        illegal commands are free to send, and must not pile up."""
         ...
 
     def wait_reply(self, game_id: str, command_id: str, timeout: float) -> bytes | None:
@@ -305,12 +318,44 @@ class IdempotencyStore(Protocol):
         ...
 
 
+class SearchShares(Protocol):
+    """The search workers' time, shared out (``shared/app/searches.py``): each owner's (a
+    client's) searches queued or running, counted so that a new one queues behind only the
+    searches of owners holding fewer; and slots with one holder at a time (a seat's hint)."""
+
+    def enter(self, owner: str, ticket: str, ttl: float) -> int:
+        """Count ``ticket`` as ``owner``'s until it leaves or ``ttl`` seconds pass (entering
+        again renews it); answers how many other tickets the owner holds."""
+        ...
+
+    def leave(self, owner: str, ticket: str) -> None:
+        """Stop counting ``ticket`` (nothing if it is not counted)."""
+        ...
+
+    def hold(self, slot: str, holder: str, ttl: float) -> float:
+        """Take ``slot`` for ``holder`` for ``ttl`` seconds: 0 when taken, else the seconds
+        until the present holder's hold runs out (it keeps the slot)."""
+        ...
+
+    def release(self, slot: str, holder: str) -> None:
+        """Free ``slot`` if ``holder`` holds it."""
+        ...
+
+
 class BotDispatcher(Protocol):
     """Where the application hands work it does not do itself."""
 
-    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
+    def move(
+        self, game_id: str, seat: int, version: int, *, slow: bool = False, priority: int = 0
+    ) -> None:
         """Ask a bot to act for ``seat`` at ``version``; ``slow`` for a bot that searches (it
-        runs apart, so that it cannot hold up the quick bots of other games)."""
+        runs apart, so that it cannot hold up the quick bots of other games), queued ahead of
+        searches of a higher ``priority`` (0 first)."""
+        ...
+
+    def hint(self, request: Mapping[str, Any], *, priority: int = 0) -> None:
+        """Run a hint's search apart from the caller (``searches.answer_hint(app, request)``
+        on the search workers), queued as ``move`` queues a slow bot's."""
         ...
 
     def finalize(self, game_id: str) -> None:
@@ -325,8 +370,13 @@ class BotDispatcher(Protocol):
 class NullDispatcher:
     """Drops bot and scoring work (for tools that drive every seat themselves)."""
 
-    def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
+    def move(
+        self, game_id: str, seat: int, version: int, *, slow: bool = False, priority: int = 0
+    ) -> None:
         """Ignore."""
+
+    def hint(self, request: Mapping[str, Any], *, priority: int = 0) -> None:
+        """Ignore (no search worker: the caller hears a 503 once the hint's time is up)."""
 
     def finalize(self, game_id: str) -> None:
         """Ignore."""
@@ -349,6 +399,7 @@ class Ports:
     tournaments: TournamentStore
     ratings: RatingBoard
     idempotency: IdempotencyStore
+    searches: SearchShares
     batch: Callable[[Callable[[Any], None] | None], AbstractContextManager[None]]
     shards: int = 1
     ping: Callable[[], bool] = lambda: True

@@ -61,21 +61,25 @@ def game_type(app: App, game_id: str) -> str:
     return entry.game
 
 
-def caller(app: App, game_id: str, token: str | None, keys: Keys) -> Caller:
+def caller(
+    app: App, game_id: str, token: str | None, keys: Keys, *, refresh: bool = False
+) -> Caller:
     """The caller's role in ``game_id``: a seat (its token), an auditor, an organizer, or a
-    spectator (no token). A token that is not valid here is ``auth/invalid_token``."""
+    spectator (no token). A token that is not valid here is ``auth/invalid_token``.
+    ``refresh`` reads the roster from the directory whatever the game: a take-over changes the
+    roster of a game that is no lobby, and a live feed re-checks its token against it."""
     if token is None:
         return Caller(SPECTATOR)
     if keys.is_auditor(token):
         return Caller(AUDITOR_ROLE)
-    entry = app.entry(game_id)
-    if entry is not None and entry.lobby:
+    entry = app.entry(game_id, refresh=refresh)
+    if entry is not None and entry.lobby and not refresh:
         # Players join and leave: a token given up must stop working at once, in every process.
         entry = app.entry(game_id, refresh=True)
     if entry is None:
         raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
     seat = seat_for_token(entry.token_hashes, token)
-    if seat is None:  # the roster may have changed since this process read it
+    if seat is None and not refresh:  # the roster may have changed since this process read it
         fresh = app.entry(game_id, refresh=True)
         seat = seat_for_token(fresh.token_hashes, token) if fresh else None
     if seat is not None:
@@ -233,6 +237,7 @@ def command_status(
             continue
         found: dict[str, Any] = json.loads(raw)
         if caller_.role == AUDITOR_ROLE or found.get("seat") == caller_.seat:
+            found.setdefault("command_id", cid)  # a refusal's stored outcome leaves it out
             return found
     return None
 
@@ -241,15 +246,21 @@ def suggestion(app: App, game_id: str, seat: int, spec: Mapping[str, Any]) -> di
     """The command the bot of ``spec`` would send now for ``seat``, from that seat's view only,
     with the randomness that seat's own bot would use (``bot_random``: derived from the secret
     seed, so it tells nothing the view does not)."""
+    doc, seed = hint_view(app, game_id, seat)
+    command = bots.play(spec, doc, bot_random(seed, seat, doc["version"]))
+    return {"command": command, "bot": dict(spec), "version": doc["version"]}
+
+
+def hint_view(app: App, game_id: str, seat: int) -> tuple[dict[str, Any], str]:
+    """The seat's view and its bots' seed, for a hint: refused (404, 422
+    ``move/not_your_turn``) when there is no game or the seat has nothing to do."""
     doc = view(app, game_id, seat)
     entry = app.entry(game_id)
     if doc is None or entry is None:
         raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
     if seat not in doc["to_act"] or doc.get("outcome"):
         raise AppError(ErrorCode.MOVE_NOT_YOUR_TURN, "this seat has nothing to do now")
-    seed = fairness.play_seed_of_view(doc, entry.seed)
-    command = bots.play(spec, doc, bot_random(seed, seat, doc["version"]))
-    return {"command": command, "bot": dict(spec), "version": doc["version"]}
+    return doc, fairness.play_seed_of_view(doc, entry.seed)
 
 
 def wait_reply(app: App, game_id: str, command_id: str, timeout: float) -> bytes | None:

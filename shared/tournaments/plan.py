@@ -26,12 +26,13 @@ from typing import Any
 
 from shared import games
 from shared.app import bots
+from shared.app.names import MAX_NAME as MAX_NAME  # the tournament schema shows it
+from shared.app.names import name_error
 from shared.games.errors import GameError
 
 FORMATS = ("round_robin", "duplicate")
 DEFAULT_MAX_GAMES = 10_000
 MAX_ENTRANTS = 32
-MAX_NAME = 64
 
 
 class PlanError(ValueError):
@@ -168,8 +169,8 @@ def parse(body: Mapping[str, Any], *, max_games: int = DEFAULT_MAX_GAMES) -> Pla
             errors[f"entrants[{i}]"] = 'an object like {"bot": "random"}'
             continue
         name = doc.get("name")
-        if name is not None and (not isinstance(name, str) or not 0 < len(name) <= MAX_NAME):
-            errors[f"entrants[{i}].name"] = f"a string of 1 to {MAX_NAME} characters"
+        if name is not None and (problem := name_error(name)) is not None:
+            errors[f"entrants[{i}].name"] = problem
             continue
         try:
             settings = bots.parse_spec(doc)

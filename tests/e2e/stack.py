@@ -32,6 +32,7 @@ def stack_env(**extra: str) -> dict[str, str]:
         TABLETOP_ORGANIZER_KEYS="org-e2e",
         TABLETOP_AUDITOR_KEYS="aud-e2e",
         TABLETOP_RATE_COMMAND="1000/second",
+        TABLETOP_RATE_COMMAND_ADDR="1000/second",
     )
     env.update(extra)
     return env

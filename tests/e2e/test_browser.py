@@ -418,6 +418,61 @@ def test_replay_and_verify_finished_games(open_page: Any, base_url: str) -> None
         shot(page, name)
 
 
+def test_verify_checks_the_export_against_the_hashes_this_browser_was_shown(
+    open_page: Any, base_url: str
+) -> None:
+    """The page keeps the (version, head_hash) of every view it shows, in localStorage; after
+    the game, "Verify this game" checks the export against them, and names the versions whose
+    hash is not the one shown (here: one kept hash changed, as a rewritten history would)."""
+    created = api_game(base_url, {"game": "fox", "seats": [{"name": "ana"}, {"bot": "random"}],
+                                  "options": {"target": 1}})  # fmt: skip
+    gid, auth = created["id"], {"Authorization": f"Bearer {created['tokens'][0]}"}
+    page = open_page(f"/#/watch/{gid}")
+    expect(page.locator(".board.fox")).to_be_visible()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        mine = requests.get(f"{base_url}/v1/games/{gid}", headers=auth, timeout=10).json()
+        if mine["outcome"] is not None:
+            break
+        if 0 not in mine["to_act"]:
+            time.sleep(0.1)  # the bot's move, through Celery: a condition polled, with a deadline
+            continue
+        resp = requests.post(f"{base_url}/v1/games/{gid}/commands", timeout=20,
+                             json=mine["legal_commands"][0], headers={**auth, "Prefer": "wait=10"})  # fmt: skip
+        assert resp.status_code == 200, resp.text
+        # The page has shown that version (the feed brought it) before the next move.
+        page.wait_for_function(
+            "v => Number(document.querySelector('.game').dataset.version) >= v",
+            arg=resp.json()["version"],
+        )
+    final = wait_finished(base_url, gid)
+    page.wait_for_function(
+        "v => Number(document.querySelector('.game').dataset.version) >= v", arg=final["version"]
+    )
+    kept = page.evaluate(f"JSON.parse(localStorage.getItem('tabletop.heads.{gid}'))")
+    assert len(kept) >= 10 and kept[str(final["version"])] == final["head_hash"]
+    page.goto(f"/#/replay/{gid}")
+    page.get_by_role("button", name="Verify this game").click()
+    verdict = page.locator(".verdict")
+    expect(verdict).to_contain_text("Verification passed", timeout=60_000)
+    history = verdict.locator("li", has_text="history you were shown")
+    expect(history).to_have_class("check-ok")
+    expect(history).to_contain_text(f"at each of the {len(kept)} versions it kept")
+    expect(verdict.locator("li", has_text="bot moves")).to_have_class("check-unchecked")
+    # A history other than the one shown: the kept hash of one version no longer matches.
+    changed = sorted(int(v) for v in kept)[len(kept) // 2]
+    page.evaluate(
+        """([key, v]) => { const h = JSON.parse(localStorage.getItem(key));
+                           h[v] = "0".repeat(64); localStorage.setItem(key, JSON.stringify(h)); }""",
+        [f"tabletop.heads.{gid}", str(changed)],
+    )
+    page.get_by_role("button", name="Verify this game").click()
+    expect(verdict).to_contain_text("Verification failed", timeout=60_000)
+    expect(history).to_have_class("check-failed")
+    expect(history).to_contain_text(f"at 1 of {len(kept)} versions: {changed}")
+    assert verdict.locator(".check-failed").count() == 1  # the log itself still verifies
+
+
 def test_a_turn_clock_counts_down_and_resigning_ends_the_game(open_page: Any) -> None:
     page = open_page("/#/new")
     page.get_by_label("Your name").fill("ana")

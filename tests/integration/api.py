@@ -58,3 +58,24 @@ def problem(resp: Any, status: int, code: str | None = None) -> dict:
     if code:
         assert body["code"] == code
     return body
+
+
+def play_out(stack: Stack, gid: str, tokens: dict[int, str], deadline_s: float = 120.0) -> dict:
+    """Each seat in ``tokens`` sends its first legal command whenever it is to act (bots and
+    the clock play the others) until the game is over; the final public view. Waits on the
+    game, never a fixed time (a busy 2-core machine)."""
+    import time
+
+    deadline = time.monotonic() + deadline_s
+    while True:
+        public = view(stack, gid)
+        if public["outcome"] is not None:
+            return public
+        assert time.monotonic() < deadline, f"{gid} did not end: still at {public['version']}"
+        mine = [s for s in public["to_act"] if s in tokens]
+        if not mine:
+            time.sleep(0.02)  # a bot's or the clock's turn: poll the game again
+            continue
+        seen = view(stack, gid, tokens[mine[0]])
+        if seen["version"] == public["version"] and seen["legal_commands"]:
+            send(stack, gid, tokens[mine[0]], seen["legal_commands"][0])

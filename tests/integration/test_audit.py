@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from shared.audit import audit
-from tests.integration.api import bearer, view
+from tests.integration.api import bearer, play_out, view
 from tests.integration.conftest import AUDITOR, Stack
 
 BOTS = {"fox": 2, "skull": 3, "skye": 2}
@@ -33,7 +35,41 @@ def test_a_finished_game_passes_every_check(stack: Stack, game: str) -> None:
     assert report.ok, report.checks
     assert report.status == "passed"
     assert set(report.checks) == {"hash chain", "seed commitment", "opening draw",
-                                  "commands legal", "outcomes recomputed", "final state"}  # fmt: skip
+                                  "commands legal", "outcomes recomputed", "bot moves",
+                                  "final state"}  # fmt: skip
+    assert report.checks["bot moves"].startswith("ok: "), report.checks
+
+
+def test_a_search_on_a_time_budget_records_its_iterations_and_its_game_passes(
+    stack: Stack,
+) -> None:
+    """Every bot move is re-decided; a ``budget_ms`` search replays the iterations recorded
+    with its command, which only its seat and auditors read (and anyone, in the export, once
+    the game is over)."""
+    body = {"game": "fox", "seats": [{"bot": "ismcts", "budget_ms": 10}, {"bot": "random"}],
+            "options": {"target": 1}}  # fmt: skip
+    gid = stack.http.post("/v1/games", json=body).get_json()["id"]
+    deadline = time.monotonic() + 60
+    while view(stack, gid)["outcome"] is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    events = stack.http.get(f"/v1/games/{gid}/events?limit=10000", headers=bearer(AUDITOR))
+    docs = events.get_json()["events"]
+    searched = [d for d in docs if d.get("command") and d["seat"] == 0]
+    assert searched and all(isinstance(d["command"]["bot_iterations"], int) for d in searched)
+    report = audit(gid, docs)
+    assert report.status == "passed", report.checks
+    moves = [d for d in docs if d.get("command") and d["command_id"].startswith("bot-")]
+    assert report.checks["bot moves"].startswith(f"ok: {len(moves)} bot moves re-decided")
+    public = stack.http.get(f"/v1/games/{gid}/events?limit=10000").get_json()["events"]
+    theirs = [d for d in public if d.get("command") and d["seat"] == 0]
+    assert theirs and all("bot_iterations" not in d["command"] for d in theirs)
+    export = stack.http.get(f"/v1/games/{gid}/export").get_data(as_text=True)
+    assert export.count('"bot_iterations"') == len(searched)
+    served = stack.http.get(f"/v1/games/{gid}/audit").get_json()
+    assert served["status"] == "passed", served
+    assert {"name": "bot moves", "result": "ok"}.items() <= next(
+        c for c in served["checks"] if c["name"] == "bot moves"
+    ).items()
 
 
 def test_tampering_and_a_false_seed_are_caught(stack: Stack) -> None:
@@ -146,3 +182,73 @@ def test_a_running_game_is_audited_only_by_auditors_with_the_seed_unshown(stack:
     seed = stack.worker_app.ports.directory.get(gid).seed  # type: ignore[union-attr]
     assert seed not in str(report)
     assert stack.http.get("/v1/games/nope/audit", headers=bearer(AUDITOR)).status_code == 404
+
+
+@pytest.fixture
+def api(stack: Stack) -> Iterator[str]:
+    """The gateway over real HTTP (what ``tabletop audit --api`` talks to)."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(10)
+
+
+def test_the_cli_audits_a_finished_game_without_a_key_and_asks_for_one_for_a_running_game(
+    stack: Stack,
+    api: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    """Issue 23 item 4: without a key the public events omit what the hashes cover (the seats'
+    token hashes); the CLI reads the export, which anyone may once the game is over."""
+    from services.cli import main
+
+    for name in ("TABLETOP_AUDITOR_KEY", "TABLETOP_AUDITOR_KEYS"):
+        monkeypatch.delenv(name, raising=False)
+    body = {"game": "fox", "seats": [{"name": "a"}, {"bot": "random"}], "options": {"target": 1}}
+    created = stack.http.post("/v1/games", json=body).get_json()
+    gid, token = created["id"], created["tokens"][0]
+    capsys.readouterr()
+    assert main(["audit", gid, "--api", api]) == 3  # running, no key: incomplete
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "auditor key" in err and "Traceback" not in err, err
+    assert main(["audit", gid, "--api", api, "--key", AUDITOR]) == 3  # an auditor: no seed yet
+    play_out(stack, gid, {0: token})
+    capsys.readouterr()
+    assert main(["audit", gid, "--api", api]) == 0
+    out = capsys.readouterr().out
+    version = view(stack, gid)["version"]
+    assert "AUDIT PASSED" in out and f"the log reaches the head version {version}" in out, out
+    assert main(["audit", gid, "--api", api, "--key", AUDITOR]) == 0
+
+
+def test_a_bot_changed_since_the_game_leaves_its_moves_not_re_checked(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Skull game of the heuristic bot records its policy version; once this service's
+    heuristic has changed again (modelled by raising its version), the served audit still
+    passes, with ``bot moves`` not re-checked and listed in ``unchecked``."""
+    from shared.app import bots
+
+    seats = [{"bot": "heuristic"}, {"bot": "heuristic"}, {"bot": "random"}]
+    gid = stack.http.post("/v1/games", json={"game": "skull", "seats": seats}).get_json()["id"]
+    deadline = time.monotonic() + 60
+    while view(stack, gid)["outcome"] is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert view(stack, gid)["outcome"] is not None
+    events = stack.http.get(f"/v1/games/{gid}/events?limit=1").get_json()["events"]
+    assert events[0]["data"]["bot_policies"] == {"heuristic": 2}
+    served = stack.http.get(f"/v1/games/{gid}/audit").get_json()
+    assert served["status"] == "passed" and served["unchecked"] == [], served
+    monkeypatch.setattr(bots, "POLICY_VERSIONS", {("heuristic", "skull"): 3})
+    served = stack.http.get(f"/v1/games/{gid}/audit").get_json()
+    assert served["status"] == "passed" and served["unchecked"] == ["bot moves"], served
+    [check] = [c for c in served["checks"] if c["name"] == "bot moves"]
+    assert check["result"] == "unchecked", check
+    assert "heuristic (policy version 2 in this game, 3 in this service)" in check["detail"]

@@ -129,3 +129,32 @@ def test_a_lobby_game_passes_the_audit(stack: Stack) -> None:
     assert sent.status_code == 200 and sent.get_json()["phase"] == "placing"
     report = stack.http.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR)).get_json()
     assert report["status"] == "passed", report
+
+
+def test_a_standard_lobby_game_joined_and_played_to_the_end_passes_the_audit(
+    stack: Stack, tmp_path
+) -> None:
+    """Issue 23 item 4: a game with an open seat is dealt by the join that takes the seat, not
+    at its creation; the audit (the service's and the CLI's on the export) expects just that."""
+    from services.cli import main
+    from tests.integration.api import play_out
+    from tests.integration.conftest import AUDITOR
+
+    created = stack.http.post(
+        "/v1/games",
+        json={"game": "fox", "seats": [{"name": "host"}, {"open": True}],
+              "options": {"target": 1}},
+    ).get_json()  # fmt: skip
+    gid, host = created["id"], created["tokens"][0]
+    guest = join(stack, gid, 1, "guest")
+    assert guest.status_code == 200, guest.get_json()
+    running = stack.http.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR)).get_json()
+    assert running["status"] == "passed", running  # dealt: re-decided with the held seed
+    play_out(stack, gid, {0: host, 1: guest.get_json()["token"]})
+    report = stack.http.get(f"/v1/games/{gid}/audit").get_json()  # anyone, once it is over
+    assert report["status"] == "passed", report
+    opening = next(c for c in report["checks"] if c["name"] == "opening draw")
+    assert "dealt by the last join" in opening["detail"], opening
+    export = tmp_path / f"{gid}.jsonl"
+    export.write_bytes(stack.http.get(f"/v1/games/{gid}/export").data)
+    assert main(["audit", "--file", str(export)]) == 0

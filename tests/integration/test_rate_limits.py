@@ -3,12 +3,20 @@ and organizer keys, are not held back."""
 
 from __future__ import annotations
 
+import json
+import time
+from typing import Any
+
 import redis
+from flask.testing import FlaskClient
 
 from services.gateway.app import create_app
+from shared import keys
+from shared.adapters import retention
 from shared.app.ports import NullDispatcher
+from shared.bootstrap import bootstrap
 from shared.config import Settings
-from tests.integration.conftest import AUDITOR, ORGANIZER
+from tests.integration.conftest import AUDITOR, ORGANIZER, Stack, consuming
 
 
 def test_creating_past_the_limit_is_a_429_with_retry_after(
@@ -89,3 +97,175 @@ def test_audits_and_replays_are_limited_per_address_but_not_for_auditors(
         assert client.get(path, headers=key).status_code == 200, path
         other = client.get(path, environ_base={"REMOTE_ADDR": "10.0.0.7"})
         assert other.status_code != 429
+
+
+def test_commands_are_limited_per_address_across_a_games_tokens(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    """Issue 23, item 7: six seat tokens of one game, each under its own limit, share one
+    count for their address (a flood from many tokens is still a flood); past it a 429, for a
+    leave too, while another address plays on."""
+    settings = Settings(
+        redis_url=redis_url, rate_limits={"command": "3/minute", "command_addr": "8/minute"}
+    )
+    app = create_app(settings, client=redis_client, dispatcher=NullDispatcher())
+    client = app.test_client()
+    game = client.post(
+        "/v1/games", json={"game": "skull", "seats": [{"name": f"p{i}"} for i in range(6)]}
+    ).get_json()
+    gid, tokens = game["id"], game["tokens"]
+    codes = [
+        client.post(
+            f"/v1/games/{gid}/commands",
+            json={"type": "bid", "count": 1},
+            headers={"Authorization": f"Bearer {token}"},
+        ).status_code
+        for _ in range(2)  # two per token: each token stays under its 3/minute
+        for token in tokens
+    ]
+    assert codes == [202] * 8 + [429] * 4, codes
+    limited = client.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "bid", "count": 1},
+        headers={"Authorization": f"Bearer {tokens[5]}"},
+    )
+    assert limited.status_code == 429
+    problem = limited.get_json()
+    assert problem["code"] == "request/rate_limited" and problem["status"] == 429
+    assert limited.headers["Content-Type"] == "application/problem+json"
+    assert 1 <= int(limited.headers["Retry-After"]) <= 60
+    # A leave is a command too: held back with the rest (not sent to a worker to be refused).
+    leave = client.post(
+        f"/v1/games/{gid}/seats/1/leave", headers={"Authorization": f"Bearer {tokens[1]}"}
+    )
+    assert leave.status_code == 429 and leave.get_json()["code"] == "request/rate_limited"
+    # Another address has its own count.
+    other = client.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "bid", "count": 1},
+        headers={"Authorization": f"Bearer {tokens[4]}"},
+        environ_base={"REMOTE_ADDR": "10.0.0.8"},
+    )
+    assert other.status_code == 202
+
+
+def test_the_per_address_command_limit_is_on_by_default() -> None:
+    assert Settings.from_env({}).rate_limits["command_addr"] == "30/second"
+    env = {"TABLETOP_RATE_COMMAND_ADDR": "5/second"}
+    assert Settings.from_env(env).rate_limits["command_addr"] == "5/second"
+
+
+# How long README ("Configuration", TABLETOP_REJECTED_TTL) promises a refused command's
+# outcome stays readable, and so how long it may stay in Redis.
+DOCUMENTED_REJECTED_TTL = 600
+
+
+def _keys_and_ttls(client: redis.Redis) -> dict[bytes, int]:
+    return {k: int(client.ttl(k)) for k in client.scan_iter(count=1000)}
+
+
+def _wait_for_status(http: FlaskClient, path: str, token: str, status: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    doc: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        doc = http.get(path, headers={"Authorization": f"Bearer {token}"}).get_json()
+        if doc.get("status") == status:
+            return doc
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never became {status}: {doc}")
+
+
+def test_a_rejected_command_leaves_only_short_lived_small_keys(stack: Stack) -> None:
+    """Issue 23, item 7: what a refused command writes (its outcome, the reply nobody waited
+    for) expires within the documented time, its stored outcome does not repeat the command id
+    (the key names it), and its stream entry goes at the next trim; an accepted command's
+    outcome keeps its day."""
+    game = stack.http.post(
+        "/v1/games", json={"game": "skull", "seats": [{"name": f"p{i}"} for i in range(3)]}
+    ).get_json()
+    gid, tokens = game["id"], game["tokens"]
+    [starter] = stack.http.get(f"/v1/games/{gid}").get_json()["to_act"]
+    seat = (starter + 1) % 3  # not this seat's turn: its bid is refused by the worker
+    before = _keys_and_ttls(stack.redis)
+    client_id = "x" * 100  # the longest id a client may send
+    padding = "y" * 30_000  # fields the engine ignores, up to the 64 KiB body limit
+    sent = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "bid", "count": 1, "id": client_id, "padding": padding},
+        headers={"Authorization": f"Bearer {tokens[seat]}"},
+    )
+    assert sent.status_code == 202
+    cid = f"s{seat}-{client_id}"
+    # Only the command as the engine reads it travels on the stream.
+    stream = keys.command_stream("skull", 0)
+    [entry] = [f for _, f in stack.redis.xrange(stream) if f[b"id"] == cid.encode()]
+    assert json.loads(entry[b"body"]) == {"type": "bid", "count": 1}
+    doc = _wait_for_status(stack.http, sent.headers["Location"], tokens[seat], "rejected")
+    # The client still reads the whole answer: its id, and the problem a waiting client got.
+    assert doc["command_id"] == cid
+    assert doc["error"]["code"] == "move/not_your_turn" and doc["error"]["status"] == 422
+    # The game's keys the refusal added (the consumers' own heartbeat is none of them).
+    new = {
+        k: ttl
+        for k, ttl in _keys_and_ttls(stack.redis).items()
+        if k not in before and gid.encode() in k
+    }
+    result = keys.result(gid, cid).encode()
+    assert result in new and keys.reply(gid, cid).encode() in new, new
+    for key, ttl in new.items():
+        assert 0 < ttl <= DOCUMENTED_REJECTED_TTL, (key, ttl)
+    stored = stack.redis.get(result)
+    assert stored is not None and client_id.encode() not in stored, stored
+    # The stream entry was acknowledged: a trim takes it.
+    retention.trim_acknowledged(stack.redis, stream, exact=True)
+    assert stack.redis.xlen(stream) == 0
+    # An accepted command's outcome keeps its day.
+    placed = stack.http.post(
+        f"/v1/games/{gid}/commands",
+        json={"type": "place", "disc": "flower", "id": "ok"},
+        headers={"Authorization": f"Bearer {tokens[starter]}", "Prefer": "wait=10"},
+    )
+    assert placed.status_code == 200, placed.get_json()
+    assert stack.redis.ttl(keys.result(gid, f"s{starter}-ok")) > DOCUMENTED_REJECTED_TTL
+
+
+def test_a_rejected_commands_outcome_expires_after_its_ttl(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    """With ``TABLETOP_REJECTED_TTL`` (here 1 s) the outcome of a refusal is gone after it:
+    the command is then unknown (404), as any other."""
+    settings = Settings.from_env({"REDIS_URL": redis_url, "TABLETOP_REJECTED_TTL": "1",
+                                  "TABLETOP_RATE_LIMITS": "off"})  # fmt: skip
+    assert settings.rejected_ttl == 1
+    worker_client = redis.Redis.from_url(redis_url)
+    worker_app = bootstrap(settings, client=worker_client, dispatcher=NullDispatcher())
+    app = create_app(settings, client=redis_client, dispatcher=NullDispatcher())
+    http = app.test_client()
+    game = http.post(
+        "/v1/games", json={"game": "skull", "seats": [{"name": f"p{i}"} for i in range(3)]}
+    ).get_json()
+    gid = game["id"]
+    [starter] = http.get(f"/v1/games/{gid}").get_json()["to_act"]
+    seat = (starter + 1) % 3
+    token = game["tokens"][seat]
+    try:
+        with consuming(worker_client, worker_app, name="ttl", shards=settings.shards):
+            refused = http.post(
+                f"/v1/games/{gid}/commands",
+                json={"type": "bid", "count": 1, "id": "b1"},
+                headers={"Authorization": f"Bearer {token}", "Prefer": "wait=10"},
+            )
+            assert refused.status_code == 422
+            left = redis_client.pttl(keys.result(gid, f"s{seat}-b1"))
+            assert left == -2 or 0 < left <= 1000, left  # -2: gone already; -1 would be never
+            deadline = time.monotonic() + 30
+            answer = None
+            while time.monotonic() < deadline:
+                answer = http.get(f"/v1/games/{gid}/commands/b1",
+                                  headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+                if answer.status_code == 404:
+                    break
+                time.sleep(0.1)
+            assert answer is not None and answer.status_code == 404, answer.get_json()
+    finally:
+        worker_client.close()

@@ -147,7 +147,8 @@ def test_a_running_game_waits_for_the_seed_unless_it_is_given() -> None:
     report = audit("g", docs)
     assert report.status == "incomplete"
     assert set(report.waiting) == {"hash chain", "seed commitment", "opening draw",
-                                   "commands legal", "outcomes recomputed"}  # fmt: skip
+                                   "commands legal", "outcomes recomputed",
+                                   "bot moves"}  # fmt: skip
     full = audit("g", docs, seed="running")
     assert full.status == "passed", full.checks
     assert audit("g", docs, seed="wrong").status == "failed"

@@ -16,7 +16,7 @@ class Recording:
     def __init__(self) -> None:
         self.sent: list[tuple[str, list[Any], str]] = []
 
-    def send_task(self, name: str, *, args: list[Any], queue: str) -> None:
+    def send_task(self, name: str, *, args: list[Any], queue: str, priority: int = 0) -> None:
         self.sent.append((name, args, queue))
 
 

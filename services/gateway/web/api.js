@@ -99,6 +99,52 @@ export function holdSeat(id, seat, token) {
   sessionStorage.setItem(KEY(id), JSON.stringify({ seat, token }));
 }
 
+// ---- the history this browser was shown: (version, head_hash) of every view, per game ----------
+// Every view carries the hash of the log's last event at its version. A player (or spectator)
+// who keeps them can check after the game that the exported log is the history it was shown:
+// a log rewritten later, even re-sealed with the seed, has other hashes from the change on.
+// Kept in localStorage (it outlives the tab), bounded: the games seen last, each its latest
+// versions (a later hash commits to everything before it anyway).
+
+const HEADS = (id) => `tabletop.heads.${id}`;
+const HEADS_INDEX = "tabletop.heads";
+const HEADS_GAMES = 20;
+const HEADS_PER_GAME = 2000;
+
+function readJson(key, fallback) {
+  try {
+    return JSON.parse(localStorage.getItem(key) || "null") ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Remember the (version, head_hash) of a view shown for game `id`. */
+export function keepHead(id, view) {
+  if (!view || !Number.isInteger(view.version) || typeof view.head_hash !== "string") return;
+  try {
+    const heads = readJson(HEADS(id), {});
+    if (heads[view.version] === view.head_hash) return;
+    heads[view.version] = view.head_hash;
+    const versions = Object.keys(heads).map(Number).sort((a, b) => a - b);
+    for (const v of versions.slice(0, Math.max(0, versions.length - HEADS_PER_GAME))) delete heads[v];
+    localStorage.setItem(HEADS(id), JSON.stringify(heads));
+    const index = readJson(HEADS_INDEX, []).filter((g) => g !== id);
+    index.push(id);
+    for (const old of index.splice(0, Math.max(0, index.length - HEADS_GAMES))) {
+      localStorage.removeItem(HEADS(old));
+    }
+    localStorage.setItem(HEADS_INDEX, JSON.stringify(index));
+  } catch {
+    // Storage full or refused (a private window): the game plays on, unverified by history.
+  }
+}
+
+/** The {version: head_hash} this browser was shown of game `id` ({} when none). */
+export function keptHeads(id) {
+  return readJson(HEADS(id), {});
+}
+
 export function playerName() {
   return localStorage.getItem("tabletop.name") || "";
 }

@@ -4,7 +4,7 @@
 
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, follow, heldSeat, holdSeat, playerName, setPlayerName } from "./api.js";
+import { api, follow, heldSeat, holdSeat, keepHead, keptHeads, playerName, setPlayerName } from "./api.js";
 import { Clock, OtherCommands, Result, Status, html, seatName } from "./ui.js";
 import * as fox from "./fox.js";
 import * as skull from "./skull.js";
@@ -303,7 +303,10 @@ function GamePage({ id, mode }) {
   const [feed, setFeed] = useState("connecting");
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
-  const newer = useCallback((v) => setView((old) => (!old || v.version >= old.version ? v : old)), []);
+  const newer = useCallback((v) => {
+    keepHead(id, v); // every hash shown is kept: "Verify this game" checks the export against them
+    setView((old) => (!old || v.version >= old.version ? v : old));
+  }, [id]);
   useEffect(() => {
     if (mode === "play" && !token) return undefined;
     setView(null);
@@ -378,6 +381,35 @@ function GamePage({ id, mode }) {
 
 // ---- replay -----------------------------------------------------------------------------------
 
+/**
+ * The verifier's result with one more check: the export against the head hashes this browser
+ * was shown while the game ran (`seen`, version -> head_hash), as shared.audit.check_history.
+ * A version whose hash differs (or that the export lacks) fails the verification.
+ */
+function withHistory(result, envelopes, seen, checkHistory) {
+  const kept = Object.keys(seen).length;
+  const name = "history you were shown";
+  if (!kept) {
+    const detail = "this browser kept no head hash of this game (it did not play or watch it here)";
+    return { ...result, checks: [...result.checks, { name, result: "unchecked", detail, version: null }] };
+  }
+  const differ = checkHistory(envelopes, seen);
+  if (!differ.length) {
+    const detail = `the export holds the head hash this browser was shown at each of the ${kept} versions it kept`;
+    return { ...result, checks: [...result.checks, { name, result: "ok", detail, version: null }] };
+  }
+  const shown = differ.length > 12 ? `${differ.slice(0, 12).join(", ")}, …` : differ.join(", ");
+  const detail = `the export differs from what this browser was shown at ${differ.length} of ${kept} versions: ${shown}`;
+  const check = { name, result: "failed", detail, version: differ[0] };
+  return {
+    ...result,
+    ok: false,
+    status: "failed",
+    checks: [...result.checks, check],
+    firstFailure: result.firstFailure ?? { check: name, version: differ[0], reason: detail },
+  };
+}
+
 function Verify({ id }) {
   const [result, setResult] = useState(null);
   const [running, setRunning] = useState(false);
@@ -388,11 +420,12 @@ function Verify({ id }) {
     try {
       // The audit's own verifier, served from verifier/ as it is: chain, seed commitment and
       // every shuffle recomputed here, in the browser, from the exported log.
-      const [{ parseJsonl, verifyGame }, text] = await Promise.all([
+      const [{ checkHistory, parseJsonl, verifyGame }, text] = await Promise.all([
         import("/web/verifier/fairness.mjs"),
         api.exportText(id),
       ]);
-      setResult(await verifyGame(parseJsonl(text)));
+      const envelopes = parseJsonl(text);
+      setResult(withHistory(await verifyGame(envelopes), envelopes, keptHeads(id), checkHistory));
     } catch (e) {
       setError(e);
     } finally {
@@ -410,7 +443,7 @@ function Verify({ id }) {
             (${result.checks.length} checks${result.firstFailure ? `; first failure: ${result.firstFailure.check} at version ${result.firstFailure.version}` : ""})</p>
           <ul class="checks">
             ${result.checks.map(
-              (c) => html`<li class=${`check-${c.result}`}><strong>${c.result === "ok" ? "✓" : c.result === "waits" ? "…" : "✗"} ${c.name}</strong> ${c.detail}</li>`,
+              (c) => html`<li class=${`check-${c.result}`}><strong>${{ ok: "✓", waits: "…", unchecked: "–" }[c.result] ?? "✗"} ${c.name}${c.result === "unchecked" ? " (not re-checked)" : ""}</strong> ${c.detail}</li>`,
             )}
           </ul>
         </div>`
