@@ -8,10 +8,12 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean browser
 
-$(STAMP): pyproject.toml
+# The bot kit (sdk/python, package tabletop-client) after the project: the CLIs and tests use it.
+$(STAMP): pyproject.toml sdk/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e sdk/python
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from tabletop_client import Client, InvalidResponse, ProblemError, TransportError
 
 from shared.audit import audit
 
@@ -107,76 +106,53 @@ def fetch(api: str, game_id: str, key: str | None) -> tuple[list[dict[str, Any]]
     events: list[dict[str, Any]] = []
     head = 0
     after = 0
-    while True:
-        query = urllib.parse.urlencode({"after": after, "limit": PAGE})
-        doc = _get(f"{api}/v1/games/{urllib.parse.quote(game_id)}/events?{query}", key)
-        head = max(head, int(doc.get("version", 0)))
-        page = doc.get("events") or []
-        if page and "hash" not in page[0]:
-            raise AuditError(
-                "the service sent events without hashes: a running game needs an auditor key "
-                "(--key, TABLETOP_AUDITOR_KEY or TABLETOP_AUDITOR_KEYS)"
-            )
-        events.extend(page)
-        if not page or after + len(page) >= head:
-            return events, head
-        after = int(page[-1]["version"])
+    with _call(api, key, Client, api, key) as client:
+        while True:
+            doc = _call(api, key, client.events, game_id, after=after, limit=PAGE)
+            head = max(head, int(doc.get("version", 0)))
+            page = doc.get("events") or []
+            if page and "hash" not in page[0]:
+                raise AuditError(
+                    "the service sent events without hashes: a running game needs an auditor "
+                    "key (--key, TABLETOP_AUDITOR_KEY or TABLETOP_AUDITOR_KEYS)"
+                )
+            events.extend(page)
+            if not page or after + len(page) >= head:
+                return events, head
+            after = int(page[-1]["version"])
 
 
 def fetch_export(api: str, game_id: str) -> tuple[list[dict[str, Any]], int]:
     """A finished game's export (anyone may read it) and its version as the public view
     reports it; NeedsKey for a game still running (its log is an auditor's alone)."""
-    game = urllib.parse.quote(game_id)
-    public = _get(f"{api}/v1/games/{game}", None)
-    if public.get("outcome") is None:
-        raise NeedsKey(
-            f"game {game_id} is still running: auditing it before the end needs an auditor key "
-            "(--key, TABLETOP_AUDITOR_KEY or TABLETOP_AUDITOR_KEYS)"
-        )
-    text = _request(f"{api}/v1/games/{game}/export", None, "application/x-ndjson")
-    try:
-        docs = [json.loads(line) for line in text.decode().splitlines() if line.strip()]
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise AuditError("the service's export is not JSON lines") from None
+    with _call(api, None, Client, api) as client:
+        public = _call(api, None, client.game, game_id)
+        if public.get("outcome") is None:
+            raise NeedsKey(
+                f"game {game_id} is still running: auditing it before the end needs an auditor "
+                "key (--key, TABLETOP_AUDITOR_KEY or TABLETOP_AUDITOR_KEYS)"
+            )
+        docs = _call(api, None, client.export, game_id)
     return docs, int(public.get("version", 0))
 
 
-def _get(url: str, key: str | None) -> dict[str, Any]:
+def _call(api: str, key: str | None, call: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """``call(*args, **kw)`` of the kit's client, its failures turned into one-line
+    AuditErrors (``key``: whether a 403 means a key is missing or refused)."""
     try:
-        body: dict[str, Any] = json.loads(_request(url, key, "application/json"))
-        return body
-    except json.JSONDecodeError:
-        raise AuditError("the service's answer is not JSON") from None
-
-
-def _request(url: str, key: str | None, accept: str) -> bytes:
-    headers = {"Accept": accept}
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
-            body: bytes = r.read()
-            return body
-    except urllib.error.HTTPError as exc:
-        detail = _detail(exc)
-        if exc.code == 404:
-            raise AuditError(f"no such game ({detail})") from None
-        if exc.code == 403 and not key:
+        return call(*args, **kw)
+    except ProblemError as exc:
+        if exc.status == 404:
+            raise AuditError(f"no such game ({exc.detail})") from None
+        if exc.status == 403 and not key:
             raise NeedsKey(
-                f"the service keeps this log for auditors ({detail}): give an auditor key "
+                f"the service keeps this log for auditors ({exc.detail}): give an auditor key "
                 "(--key, TABLETOP_AUDITOR_KEY or TABLETOP_AUDITOR_KEYS)"
             ) from None
-        if exc.code in (401, 403):
-            raise AuditError(f"the service refused the key: {detail}") from None
-        raise AuditError(f"the service answered {exc.code}: {detail}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise AuditError(f"cannot reach the service at {url.split('/v1/')[0]}: {reason}") from None
-
-
-def _detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        doc = json.loads(exc.read() or b"{}")
-    except (json.JSONDecodeError, OSError):
-        return str(exc.reason)
-    return str(doc.get("detail") or doc.get("title") or exc.reason)
+        if exc.status in (401, 403):
+            raise AuditError(f"the service refused the key: {exc.detail}") from None
+        raise AuditError(f"the service answered {exc.status}: {exc.detail}") from None
+    except TransportError as exc:
+        raise AuditError(f"cannot reach the service at {api}: {exc.reason}") from None
+    except InvalidResponse as exc:
+        raise AuditError(str(exc)) from None

@@ -1,6 +1,6 @@
 """Sending work to the Celery app by task name, for the gateway and the workers.
 
-Only names cross this boundary (``bots.move``, ``bots.hint``, ``scoring.finalize``,
+Only names cross this boundary (``bots.move``, ``bots.remote``, ``bots.hint``, ``scoring.finalize``,
 ``tournaments.launch``, ``tournaments.play``), so neither service
 imports the Celery tasks' code.
 """
@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 QUEUE = "tabletop"
 SEARCH_QUEUE = "tabletop-search"
 TOURNAMENT_QUEUE = "tabletop-tournaments"  # batches of whole games, apart from live bots
+# Registered bots' turns: tasks that mostly wait on a bot's webhook, served by a gevent pool
+# (``-P gevent -c 200``): hundreds of games wait at once in one process, none holds a thread.
+REMOTE_QUEUE = "tabletop-remote"
 
 # The search queue is ordered by priority, 0 first (``shared/app/searches.py``: a client's n-th
 # search waiting gets priority n): kombu's Redis transport keeps a list per step and its workers
@@ -65,6 +68,10 @@ class CeleryDispatcher:
     def hint(self, request: Mapping[str, Any], *, priority: int = 0) -> None:
         """Queue ``bots.hint`` on the search queue at ``priority``."""
         self.app.send_task("bots.hint", args=[dict(request)], queue=SEARCH_QUEUE, priority=priority)
+
+    def remote(self, game_id: str, seat: int, version: int) -> None:
+        """Queue ``bots.remote`` (a registered bot's turn) on the remote queue."""
+        self.app.send_task("bots.remote", args=[game_id, seat, version], queue=REMOTE_QUEUE)
 
     def finalize(self, game_id: str) -> None:
         """Queue ``scoring.finalize``."""

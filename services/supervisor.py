@@ -294,7 +294,10 @@ CELERY_QUEUES: tuple[tuple[str, str, int | None], ...] = (
     ("tabletop", "bots", 2),
     ("tabletop-search", "search", None),
     ("tabletop-tournaments", "tournaments", None),
+    # Registered bots' turns wait on webhooks: greenlets, 200 at once in one process.
+    ("tabletop-remote", "remote", 200),
 )
+CELERY_POOLS = {"tabletop-remote": "gevent"}  # queue -> pool (else Celery's prefork)
 
 
 def stack_specs(
@@ -342,6 +345,8 @@ def stack_specs(
     for queue, node, concurrency in CELERY_QUEUES:
         argv = [python, "-m", "celery", "-A", "services.bots.worker", "worker", "-Q", queue]
         argv += ["--concurrency", str(concurrency or os.cpu_count() or 2)]
+        if queue in CELERY_POOLS:
+            argv += ["-P", CELERY_POOLS[queue]]
         argv += ["--loglevel", "WARNING", "-n", f"{node}-{stack_id}@%h"]
         specs.append(command(f"celery-{node}", argv, env, BACKGROUND))
     return specs

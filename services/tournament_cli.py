@@ -34,13 +34,14 @@ if TYPE_CHECKING:
 
     from rich.console import Console
     from rich.progress import Progress
+    from tabletop_client import ProblemError
 
     from shared.tournaments.plan import Plan
 
 DEFAULT_API = "http://127.0.0.1:8000"
 # Spelled out rather than imported from shared.tournaments.plan so that building the parser
 # (every ``tabletop`` command) imports no engine; a unit test keeps the two equal.
-FORMATS = ("round_robin", "duplicate")
+FORMATS = ("round_robin", "duplicate", "gauntlet", "sprt")
 LOCAL_MAX_GAMES = 1_000_000  # no service cap in process; this only bounds a typo
 POLL_SECONDS = 0.5
 HTTP_TIMEOUT = 30.0
@@ -98,7 +99,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=FORMATS,
         default="round_robin",
         help="round_robin: every game its own deal; duplicate: the seatings of a group share "
-        "one deal (default: round_robin)",
+        "one deal; gauntlet: the candidate against each other entrant in duplicate pairs; "
+        "sprt: two entrants (candidate, baseline) in duplicate pairs until the SPRT decides, "
+        "--games being the cap (default: round_robin)",
+    )
+    run_p.add_argument(
+        "--candidate", type=int, default=None, help="gauntlet: the candidate's index (default 0)"
+    )
+    run_p.add_argument(
+        "--field",
+        default=None,
+        metavar="BOT",
+        help="gauntlet and sprt: the bot of the other seats in games of more seats "
+        "(default: random)",
+    )
+    run_p.add_argument(
+        "--sprt",
+        default=None,
+        metavar="KEY=N[,KEY=N]",
+        help="sprt: elo0, elo1, alpha, beta (default elo0=0,elo1=10,alpha=0.05,beta=0.05)",
     )
     run_p.add_argument("--players", type=int, default=None, help="seats a game")
     run_p.add_argument(
@@ -159,7 +178,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def parse_entrants(text: str) -> list[dict[str, Any]]:
-    """``ismcts:iterations=200,heuristic`` -> checked bot specs; CliError names the bad one."""
+    """``ismcts:iterations=200,heuristic`` -> checked bot specs; CliError names the bad one.
+    ``mypkg.mod:MyBot`` names a bot-kit class (``services.kit_entrants``: ``--local`` only)."""
+    from services import kit_entrants
     from services.cli import parse_bot
     from shared.app import bots
 
@@ -167,6 +188,13 @@ def parse_entrants(text: str) -> list[dict[str, Any]]:
     for n, item in enumerate(text.split(","), start=1):
         if not item.strip():
             raise CliError(f"--entrants: entrant {n} is empty (bots are separated by commas)")
+        try:
+            kit = kit_entrants.kit_spec(item)
+        except kit_entrants.KitBotError as exc:
+            raise CliError(f"--entrants: entrant {n} {item.strip()!r}: {exc}") from None
+        if kit is not None:
+            specs.append(kit)
+            continue
         try:
             spec = parse_bot(item)
             bots.parse_spec(spec)
@@ -212,7 +240,27 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     options = parse_options(args.option)
     if options:
         body["options"] = options
+    if getattr(args, "candidate", None) is not None:
+        body["candidate"] = args.candidate
+    if getattr(args, "field", None):
+        (body["field"],) = parse_entrants(args.field)
+    if getattr(args, "sprt", None):
+        body["sprt"] = parse_sprt(args.sprt)
     return body
+
+
+def parse_sprt(text: str) -> dict[str, float]:
+    """``elo0=0,elo1=5`` -> ``{"elo0": 0.0, "elo1": 5.0}`` (the plan checks the keys)."""
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise CliError(f"--sprt {item!r} is not KEY=NUMBER (elo0, elo1, alpha, beta)")
+    return out
 
 
 def _api(args: argparse.Namespace) -> str:
@@ -262,6 +310,12 @@ def _run(args: argparse.Namespace) -> int:
     plots = _check_plots(args.plots)
     if args.local:
         return _run_local(body, args.jobs or os.cpu_count() or 1, plots)
+    kits = [e["path"] for e in body["entrants"] if e.get("bot") == "kit"]
+    if kits:
+        raise CliError(
+            f"--entrants: {kits[0]} is a bot-kit class, played only with --local (the service "
+            "plays bots registered with POST /v1/bots)"
+        )
     key = args.key or organizer_key()
     if not key:
         raise CliError(
@@ -288,13 +342,14 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _run_local(body: Mapping[str, Any], jobs: int, plots: Path | None) -> int:
+    from services.kit_entrants import parse_plan
     from shared.tournaments.plan import PlanError, parse
 
     doc = dict(body)
     # Chosen here rather than by the plan so that it is short enough to print and type again.
     doc.setdefault("seed", secrets.token_hex(8))
     try:
-        plan = parse(doc, max_games=LOCAL_MAX_GAMES)
+        plan = parse_plan(doc, parse, max_games=LOCAL_MAX_GAMES)  # kit entrants: local only
     except PlanError as exc:
         raise CliError(exc.detail + _fields(exc.errors)) from None
     jobs = max(1, min(jobs, plan.games))
@@ -325,9 +380,10 @@ def _run_local(body: Mapping[str, Any], jobs: int, plots: Path | None) -> int:
     seconds = time.perf_counter() - start
     report = local_doc(plan, games.tally)
     print_report(report)
+    counted = report["progress"]["done"]  # an sprt match stops at its decision
     print(
-        f"games: {plan.games}  draws: {report['draws']}  actions: {games.actions}  "
-        f"seconds: {seconds:.2f}  games/s: {plan.games / max(seconds, 1e-9):.1f}  "
+        f"games: {counted}  draws: {report['draws']}  actions: {games.actions}  "
+        f"seconds: {seconds:.2f}  games/s: {counted / max(seconds, 1e-9):.1f}  "
         f"seed: {plan.seed}"
     )
     if plots is not None:
@@ -399,16 +455,17 @@ def _play_batch(indexes: Sequence[int]) -> list[GameResult]:
 def play_game(plan: Plan, index: int) -> GameResult:
     """Game ``index`` of ``plan``, played as the service's task plays it (same seats, seed and
     options) but without sealing envelopes: only its outcome travels back."""
+    from services import kit_entrants
     from shared import games
     from shared.app import playout
 
-    played = playout.play(
-        plan.game,
-        plan.seat_specs(index),
-        plan.options,
-        plan.game_seed(index),
-        keep_envelopes=False,
-    )
+    specs = plan.seat_specs(index)
+    if any(kit_entrants.is_kit(spec) for spec in specs):  # a bot-kit class plays a seat
+        played = kit_entrants.play(plan.game, specs, plan.options, plan.game_seed(index))
+    else:
+        played = playout.play(
+            plan.game, specs, plan.options, plan.game_seed(index), keep_envelopes=False
+        )
     outcome = games.get(plan.game).outcome(played.record.state)
     assert outcome is not None, "a play-out ends with an outcome"
     small = {
@@ -444,6 +501,10 @@ class LocalRun:
         self.plan = plan
         self.jobs = max(1, jobs)
         self.tally: dict[str, Any] = standings.empty(len(plan.entrants))
+        if plan.format == "sprt":
+            from shared.tournaments import sprt
+
+            self.tally["sprt"] = sprt.empty()
         self.scores: list[list[float]] = [[] for _ in plan.entrants]
         self.actions = 0
         self.done = 0
@@ -458,7 +519,10 @@ class LocalRun:
 
             from shared.app import bots
 
-            slow = any(bots.get(str(e.spec["bot"])).slow for e in self.plan.entrants)
+            seated = [e.spec for e in self.plan.entrants] + [self.plan.field]
+            slow = any(
+                bots.get(str(spec["bot"])).slow for spec in seated if spec.get("bot") in bots.BOTS
+            )  # a kit class (bot "kit") is taken as quick
             work = batches(self.plan.games, self.jobs, slow=slow)
             self._pool = ProcessPoolExecutor(
                 max_workers=min(self.jobs, len(work)),
@@ -476,17 +540,26 @@ class LocalRun:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
+    @property
+    def decided(self) -> bool:
+        """Whether an sprt match's test has decided (no game after its pair counts)."""
+        return bool((self.tally.get("sprt") or {}).get("result"))
+
     def __iter__(self) -> Iterator[int]:
         if self._pool is None:
             for i in range(self.plan.games):
                 self._take([play_game(self.plan, i)])
                 yield self.done
+                if self.decided:
+                    return
             return
         from concurrent.futures import as_completed
 
         for future in as_completed(self._futures):
             self._take(future.result())
             yield self.done
+            if self.decided:  # the batches not started are dropped on exit
+                return
 
     def _take(self, results: Sequence[GameResult]) -> None:
         from shared.tournaments import standings
@@ -494,14 +567,37 @@ class LocalRun:
         for result in results:
             self._pending[result[0]] = result
         self.done += len(results)
+        if self.plan.format == "sprt":
+            self._take_pairs()
+            return
         while self._folded in self._pending:
             index, outcome, actions = self._pending.pop(self._folded)
             seating = self.plan.seating(index)
             standings.fold(self.tally, seating, outcome)
             for seat, entrant in enumerate(seating):
-                self.scores[entrant].append(outcome["scores"][seat])
+                if entrant is not None:
+                    self.scores[entrant].append(outcome["scores"][seat])
             self.actions += actions
             self._folded += 1
+
+    def _take_pairs(self) -> None:
+        """An sprt match: count complete pairs in pair order until the test decides, as the
+        service does (``sprt.fold_pair``)."""
+        from shared.tournaments import sprt
+
+        plan = self.plan
+        test = plan.sprt or sprt.params(None)
+        baseline = plan.opponents()[0]
+        while not self.decided and {self._folded, self._folded + 1} <= self._pending.keys():
+            pair = [self._pending.pop(self._folded + j) for j in (0, 1)]
+            games = [(plan.seating(index), outcome) for index, outcome, _ in pair]
+            sprt.fold_pair(self.tally, games, plan.candidate, baseline, test)
+            for (_, outcome, actions), (seating, _) in zip(pair, games, strict=True):
+                for seat, entrant in enumerate(seating):
+                    if entrant is not None:
+                        self.scores[entrant].append(outcome["scores"][seat])
+                self.actions += actions
+            self._folded += 2
 
 
 def play_local(plan: Plan, jobs: int) -> LocalRun:
@@ -515,11 +611,12 @@ def play_local(plan: Plan, jobs: int) -> LocalRun:
 def local_doc(plan: Plan, tally: Mapping[str, Any]) -> dict[str, Any]:
     """A finished local tournament in the shape of ``GET /v1/tournaments/{id}`` (the parts
     the report and the plots read), so both modes print the same way."""
-    from shared.tournaments import standings
+    from shared.tournaments import sprt, standings
     from shared.tournaments.plan import spec_label
 
     entrants = [{"name": e.name, **e.spec} for e in plan.entrants]
     rendered = standings.render(tally, entrants)
+    decided = bool((tally.get("sprt") or {}).get("result"))
     return {
         "game": plan.game,
         "format": plan.format,
@@ -529,13 +626,18 @@ def local_doc(plan: Plan, tally: Mapping[str, Any]) -> dict[str, Any]:
             {"entrant": i, "name": e.name, "spec": dict(e.spec), "label": spec_label(e.spec)}
             for i, e in enumerate(plan.entrants)
         ],
-        "status": "finished" if tally["done"] >= plan.games else "running",
+        "status": "finished" if tally["done"] >= plan.games or decided else "running",
         "progress": {"done": tally["done"], "total": plan.games},
         "standings": rendered["standings"],
         "ratings": rendered["ratings"],
         "head_to_head": rendered["head_to_head"] if plan.players == 2 else None,
         "pairwise": rendered["head_to_head"],
         "draws": rendered["draws"],
+        "candidate": plan.candidate if plan.duel else None,
+        "field": dict(plan.field) if plan.duel else None,
+        "sprt": None
+        if plan.format != "sprt"
+        else sprt.render(tally["sprt"], plan.sprt or sprt.params(None)),
     }
 
 
@@ -551,30 +653,18 @@ def request(
     *,
     tournament: str | None = None,
 ) -> dict[str, Any]:
-    """One JSON call to the service (standard library only: ``requests`` is not a runtime
-    dependency). Every failure becomes a CliError with its one line."""
-    import urllib.error
-    import urllib.request
+    """One JSON call to the service through the bot kit's client (``tabletop_client``).
+    Every failure becomes a CliError with its one line."""
+    from tabletop_client import Client, InvalidResponse, ProblemError, TransportError
 
-    data = json.dumps(body).encode() if body is not None else None
-    headers = {"Accept": "application/json"}
-    if data is not None:
-        headers["Content-Type"] = "application/json"
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    req = urllib.request.Request(api + path, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT) as resp:
-            raw = resp.read()
-    except urllib.error.HTTPError as exc:  # before URLError: it is one
+        with Client(api, key, timeout=HTTP_TIMEOUT) as client:
+            doc = client.request(method, path, dict(body) if body is not None else None)
+    except ProblemError as exc:
         raise _refusal(exc, api, tournament) from None
-    except urllib.error.URLError as exc:
+    except TransportError as exc:  # refused, reset, timed out, or no URL at all
         raise CliError(f"cannot reach the service at {api}: {exc.reason}", EXIT_SERVICE) from None
-    except OSError as exc:  # a reset or a timeout once connected
-        raise CliError(f"cannot reach the service at {api}: {exc}", EXIT_SERVICE) from None
-    try:
-        doc = json.loads(raw)
-    except ValueError:
+    except InvalidResponse:
         doc = None
     if not isinstance(doc, dict):
         raise CliError(f"the service at {api} did not answer {method} {path} with JSON", 1)
@@ -585,33 +675,26 @@ def fetch_tournament(api: str, key: str, tournament_id: str) -> dict[str, Any]:
     """``GET /v1/tournaments/{id}`` with a one-game page (the CLI reads no game list)."""
     from urllib.parse import quote
 
-    return request(
-        api, "GET", f"/v1/tournaments/{quote(tournament_id)}?limit=1", key, tournament=tournament_id
-    )
+    path = f"/v1/tournaments/{quote(tournament_id, safe='')}?limit=1"
+    return request(api, "GET", path, key, tournament=tournament_id)
 
 
-def _refusal(exc: Any, api: str, tournament: str | None) -> CliError:
+def _refusal(exc: ProblemError, api: str, tournament: str | None) -> CliError:
     """The one line of an HTTP error answer (a problem body: title, detail, code, errors)."""
-    try:
-        problem = json.loads(exc.read() or b"{}")
-    except (ValueError, OSError):
-        problem = {}
-    if not isinstance(problem, dict):
-        problem = {}
-    status = int(exc.code)
-    detail = str(problem.get("detail") or problem.get("title") or exc.reason or "")
+    status = exc.status
     if status in (401, 403):
-        return CliError(f"the service refused the key: {detail}", EXIT_SERVICE)
+        return CliError(f"the service refused the key: {exc.detail}", EXIT_SERVICE)
     if status == 404:
         what = f"unknown tournament {tournament}" if tournament else "not found"
-        return CliError(f"{what} at {api}: {detail}", EXIT_SERVICE)
+        return CliError(f"{what} at {api}: {exc.detail}", EXIT_SERVICE)
     if status in (400, 422):
         return CliError(
-            f"the service refused the tournament: {detail}{_fields(problem.get('errors'))}",
+            f"the service refused the tournament: {exc.detail}{_fields(exc.errors)}",
             EXIT_USAGE,
         )
-    title = problem.get("title") or exc.reason
-    return CliError(f"the service at {api} answered {status} {title}: {detail}", EXIT_SERVICE)
+    return CliError(
+        f"the service at {api} answered {status} {exc.title}: {exc.detail}", EXIT_SERVICE
+    )
 
 
 def _fields(errors: Any) -> str:
@@ -737,6 +820,16 @@ def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> Non
             _num(rating.get("ordinal")),
         )
     console.print(table)
+    test = doc.get("sprt")
+    if test:
+        verdict = {"H1": "H1: the candidate is better", "H0": "H0: not better"}.get(
+            str(test.get("result")), "undecided"
+        )
+        console.print(
+            f"SPRT [{test['elo0']:g}, {test['elo1']:g}] after {test['pairs']} pairs: "
+            f"LLR {test['llr']:.2f} in [{test['lower']:.2f}, {test['upper']:.2f}] — {verdict}",
+            markup=False,
+        )
     h2h = doc.get("head_to_head")
     if h2h:
         names = h2h["names"]

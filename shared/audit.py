@@ -23,7 +23,10 @@ Checks, in order (each ``ok``, ``FAILED`` naming the first version at fault, ``w
   re-decide is ``not re-checked`` (neither passed nor failed, and counted in the check's
   text): its bot's policy version recorded in ``game_created`` (``bot_policies``; absent, 1)
   is not this service's (the bot was changed since), or a search on a time budget recorded
-  no iteration count (a game stored before counts were recorded);
+  no iteration count (a game stored before counts were recorded). A registered bot's move
+  (``shared/app/remote.py``) is not re-decided: its ``bot_turn.sent_sha256`` must be the hash
+  of the turn body rebuilt from the seat's view at that version (it was sent that seat's view
+  and nothing else), and a failure's move must be its ``on_failure`` policy's;
 * **final state**: the log folds into a final state; its digest (SHA-256 of the canonical
   JSON of every seat's view and the public view) is reported, so a replay elsewhere (an
   export, another implementation) can be compared with the live game.
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import games
-from shared.app import bots, fairness
+from shared.app import bots, fairness, remote
 from shared.app import match as match_
 from shared.app.clock import TIME_OUT, ms_of
 from shared.app.handlers import (
@@ -527,6 +530,13 @@ def _bot_move_fault(
             "moves right after the version it read"
         )
     spec = bot_spec(doc, seat)
+    if spec["bot"] == bots.REGISTERED:
+        # A bot from outside: not re-decided (it is not ours), but the body it was sent is
+        # rebuilt from the seat's view and must hash to what the log says was sent, and a
+        # failure's move must be its on_failure policy's.
+        play_seed = fairness.play_seed_of_view(doc, seed)
+        why = remote.turn_fault(doc, spec, str(doc["id"]), seat, at, first.command, play_seed)
+        return None if why is None else f"registered bot move at version {version}: {why}"
     label = bot_label(str(spec["bot"]), {k: v for k, v in spec.items() if k != "bot"})
     recorded = dict(first.command)
     counted = recorded.pop(bots.BOT_ITERATIONS, None)

@@ -32,17 +32,25 @@ def bootstrap(
     if backend == "memory":
         from shared.adapters.memory import memory_ports
 
-        ports = memory_ports(clock=clock, shards=settings.shards)
+        ports = memory_ports(clock=clock, shards=settings.shards, bot_secret=settings.bot_secret)
     elif backend == "redis":
         from shared.adapters.redis import connect, redis_ports
 
         if client is None:
             client = connect(settings.redis_url, cluster=settings.redis_cluster)
-        ports = redis_ports(client, shards=settings.shards, rejected_ttl=settings.rejected_ttl)
+        ports = redis_ports(
+            client,
+            shards=settings.shards,
+            rejected_ttl=settings.rejected_ttl,
+            bot_secret=settings.bot_secret,
+        )
         if clock is not None:
             ports.clock = clock
     else:
         raise ValueError(f"unknown backend {backend!r}")
+    from shared.adapters.webhook import HttpWebhooks
+
+    ports.webhooks = HttpWebhooks(settings.bot_webhook_hosts)
     app = App(ports=ports)
     if dispatcher is not None:
         if hasattr(dispatcher, "move"):

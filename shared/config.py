@@ -30,6 +30,7 @@ DEFAULT_RATE_LIMITS = {
     # client address; auditor and organizer keys are not limited.
     "audit": "30/minute",
     "replay": "600/minute",  # the web page's replay asks once per version stepped to
+    "bots": "10/minute",  # bots registered per client address (POST /v1/bots)
 }
 
 
@@ -96,6 +97,10 @@ class Settings:
     # Celery's broker: a plain Redis (kombu's Redis transport does not speak cluster); None
     # means REDIS_URL, which only a single-server stack may share with Celery.
     broker_url: str | None = None
+    # Registered bots: the secret their keys derive from (empty: one kept in Redis) and the
+    # hosts their webhooks may be on.
+    bot_secret: str = ""
+    bot_webhook_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 
     @property
     def celery_broker_url(self) -> str:
@@ -118,7 +123,8 @@ class Settings:
         ``TABLETOP_REDIS_CLUSTER`` (1: ``REDIS_URL`` is a cluster node) and
         ``TABLETOP_BROKER_URL`` (Celery's Redis; required on a cluster unless bots are off),
         ``TABLETOP_ANON_SEARCH_BUDGET_MS``, ``TABLETOP_ANON_SEARCH_ITERATIONS`` and
-        ``TABLETOP_ANON_SEARCH_SEATS`` (``SearchCaps``).
+        ``TABLETOP_ANON_SEARCH_SEATS`` (``SearchCaps``), ``TABLETOP_BOT_SECRET`` and
+        ``TABLETOP_BOT_WEBHOOK_HOSTS`` (registered bots), ``TABLETOP_RATE_BOTS``.
         Raises ``SettingsError`` on a cluster without a broker URL: every process would
         otherwise start and fail at its first bot turn."""
         env = os.environ if env is None else env
@@ -141,6 +147,12 @@ class Settings:
             redis_cluster=cluster,
             broker_url=broker,
             search_caps=_search_caps(env),
+            bot_secret=env.get("TABLETOP_BOT_SECRET", "").strip(),
+            bot_webhook_hosts=tuple(
+                h.strip()
+                for h in env.get("TABLETOP_BOT_WEBHOOK_HOSTS", "127.0.0.1,localhost,::1").split(",")
+                if h.strip()
+            ),
         )
 
 

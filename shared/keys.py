@@ -137,3 +137,22 @@ def search_slot(slot: str) -> str:
 def dead_letters(stream: str) -> str:
     """Commands that failed every delivery, with their error."""
     return f"dead:{stream}"
+
+
+BOTS = "bots:all"  # sorted set: registered bot id by registration time
+BOT_SECRET = "bots:secret"  # the secret bot keys derive from, when none is configured
+
+
+def bot(bot_id: str) -> str:
+    """Hash of a registered bot: ``doc`` (JSON, with its key's hash), ``retired``."""
+    return f"bot:{{{bot_id}}}"
+
+
+def bot_counts(bot_id: str) -> str:
+    """Hash of a registered bot's decision counters (``bot_stats``)."""
+    return f"bot:{{{bot_id}}}:counts"
+
+
+def bot_latencies(bot_id: str) -> str:
+    """List of a registered bot's latest decision latencies (ms), newest first."""
+    return f"bot:{{{bot_id}}}:latencies"

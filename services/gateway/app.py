@@ -13,6 +13,7 @@ from flask_smorest.utils import prepare_response
 from werkzeug.exceptions import HTTPException
 
 from services.gateway import (
+    bot_routes,
     docs_page,
     http_extras,
     limits_guard,
@@ -106,6 +107,7 @@ def create_app(
     )
     api.register_blueprint(routes.blp)
     api.register_blueprint(tournament_routes.blp)
+    api.register_blueprint(bot_routes.blp)
     _document_errors(api)
     openapi_contract.install(api.spec)
     app.register_blueprint(docs_page.docs)

@@ -57,6 +57,13 @@ class SeatSchema(StrictSchema):
         },
     )
 
+    bot_id = ma.fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={
+            "description": "a registered bot (POST /v1/bots) for this game plays the seat; "
+            "with an optional name (default the bot's)"
+        },
+    )
     open = ma.fields.Boolean(
         metadata={
             "description": "true: a seat anyone may join (the lobby); the game is dealt "
@@ -71,6 +78,11 @@ class SeatSchema(StrictSchema):
         if "open" in data:
             if data["open"] is not True or len(data) > 1:
                 raise ma.ValidationError({"open": ['an open seat is just {"open": true}']})
+            return
+        if "bot_id" in data:
+            extra = [k for k in data if k not in ("bot_id", "name")]
+            if extra:
+                raise ma.ValidationError({extra[0]: ["a registered bot's seat takes a name alone"]})
             return
         if "bot" in data and "name" in data:
             raise ma.ValidationError(

@@ -32,6 +32,39 @@ class EntrantSchema(StrictSchema):
             raise ma.ValidationError({exc.field: [exc.message]}) from None
 
 
+class FieldSchema(EntrantSchema):
+    """The bot spec of a gauntlet's or an sprt match's other seats (no name: they are named
+    by their seat)."""
+
+    class Meta:
+        exclude = ("name",)
+
+
+class SprtSchema(StrictSchema):
+    """The SPRT of an ``sprt`` match (fishtest's generalized SPRT on pair scores)."""
+
+    elo0 = ma.fields.Float(
+        load_default=0.0,
+        validate=validate.Range(min=-1000, max=1000),
+        metadata={"description": "H0: the candidate is at most this much better (logistic Elo)"},
+    )
+    elo1 = ma.fields.Float(
+        load_default=10.0,
+        validate=validate.Range(min=-1000, max=1000),
+        metadata={"description": "H1: the candidate is at least this much better (> elo0)"},
+    )
+    alpha = ma.fields.Float(
+        load_default=0.05,
+        validate=validate.Range(min=0, max=0.5, min_inclusive=False, max_inclusive=False),
+        metadata={"description": "false positive rate (H1 accepted when H0 holds)"},
+    )
+    beta = ma.fields.Float(
+        load_default=0.05,
+        validate=validate.Range(min=0, max=0.5, min_inclusive=False, max_inclusive=False),
+        metadata={"description": "false negative rate (H0 accepted when H1 holds)"},
+    )
+
+
 class CreateTournamentSchema(StrictSchema):
     """Body of ``POST /v1/tournaments``."""
 
@@ -62,8 +95,26 @@ class CreateTournamentSchema(StrictSchema):
         validate=validate.OneOf(FORMATS),
         metadata={
             "description": "round_robin: each game its own deal; duplicate: the seatings of a "
-            "group share one deal, so the luck of the cards cancels"
+            "group share one deal, so the luck of the cards cancels; gauntlet: the candidate "
+            "plays a duplicate pair against each other entrant (the others do not meet); "
+            "sprt: [candidate, baseline] in duplicate pairs until the SPRT decides (games: "
+            "the cap). gauntlet and sprt seat two entrants a game, field bots fill the rest"
         },
+    )
+    candidate = ma.fields.Integer(
+        strict=True,
+        metadata={"description": "gauntlet: the candidate's entrant index (default 0)"},
+    )
+    field = ma.fields.Nested(
+        FieldSchema,
+        metadata={
+            "description": "gauntlet and sprt: the bot of the seats beyond the two entrants "
+            'in games of more seats (default {"bot": "random"})'
+        },
+    )
+    sprt = ma.fields.Nested(
+        SprtSchema,
+        metadata={"description": "sprt: the test's bounds and error rates"},
     )
     seed = ma.fields.String(
         validate=validate.Length(min=1, max=256),
@@ -129,6 +180,21 @@ class TournamentSchema(ma.Schema):
         },
     )
     draws = ma.fields.Integer()
+    candidate = ma.fields.Integer(
+        allow_none=True, metadata={"description": "gauntlet and sprt: the candidate's index"}
+    )
+    field = ma.fields.Dict(
+        allow_none=True, metadata={"description": "gauntlet and sprt: the field's bot spec"}
+    )
+    sprt = ma.fields.Dict(
+        allow_none=True,
+        metadata={
+            "description": "an sprt match's test (null otherwise): llr, lower and upper (the "
+            "LLR bounds: H0 at or below lower, H1 at or above upper), pairs (complete pairs "
+            "counted, in pair order), result (null, H0 or H1), pentanomial (pairs that "
+            "scored 0, 1/2, 1, 3/2, 2), elo0, elo1, alpha, beta"
+        },
+    )
     rated_games = ma.fields.Integer(
         metadata={
             "description": "how many games the ratings cover: the first ones in game order as "

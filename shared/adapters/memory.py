@@ -8,13 +8,25 @@ import copy
 import dataclasses
 import json
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.app.ports import GameEntry, NullDispatcher, Ports, TournamentEntry, no_batch
+from shared.adapters.webhook import HttpWebhooks
+from shared.app.ports import (
+    FAILURE_COUNTS,
+    STATS_WINDOW,
+    GameEntry,
+    NullDispatcher,
+    Ports,
+    RegisteredBot,
+    TournamentEntry,
+    bot_stats_doc,
+    no_batch,
+)
 from shared.store.memory import MemoryEventStore
 
 
@@ -526,13 +538,75 @@ class MemoryIdempotency:
             self._kept[key] = {"fingerprint": fingerprint, "response": dict(response)}
 
 
+class MemoryBotRegistry:
+    """``BotRegistry`` in dicts; its secret is ``secret`` or one made per instance."""
+
+    def __init__(self, secret: str = "") -> None:
+        self._secret = secret or secrets.token_hex(32)
+        self._lock = threading.Lock()
+        self._bots: dict[str, RegisteredBot] = {}
+        self._order: list[tuple[float, str]] = []
+        self._counts: dict[str, dict[str, int]] = {}
+        self._latencies: dict[str, list[int]] = {}
+
+    def secret(self) -> str:
+        """See ``BotRegistry.secret``."""
+        return self._secret
+
+    def add(self, bot: RegisteredBot, epoch: float) -> None:
+        """See ``BotRegistry.add``."""
+        with self._lock:
+            if bot.bot_id not in self._bots:
+                bisect.insort(self._order, (epoch, bot.bot_id))
+            self._bots[bot.bot_id] = bot
+
+    def get(self, bot_id: str) -> RegisteredBot | None:
+        """See ``BotRegistry.get``."""
+        with self._lock:
+            return self._bots.get(bot_id)
+
+    def list_ids(self, *, offset: int = 0, limit: int = 100) -> list[str]:
+        """See ``BotRegistry.list_ids``."""
+        with self._lock:
+            return [b for _, b in self._order[offset : offset + limit]]
+
+    def retire(self, bot_id: str) -> bool:
+        """See ``BotRegistry.retire``."""
+        with self._lock:
+            bot = self._bots.get(bot_id)
+            if bot is None:
+                return False
+            self._bots[bot_id] = dataclasses.replace(bot, retired=True)
+            return True
+
+    def record(self, bot_id: str, latency_ms: int, failure: str | None) -> None:
+        """See ``BotRegistry.record``."""
+        with self._lock:
+            counts = self._counts.setdefault(bot_id, {})
+            counts["decisions"] = counts.get("decisions", 0) + 1
+            if failure is not None:
+                name = FAILURE_COUNTS.get(failure, "errors")
+                counts[name] = counts.get(name, 0) + 1
+                counts["fallbacks"] = counts.get("fallbacks", 0) + 1
+            kept = self._latencies.setdefault(bot_id, [])
+            kept.append(latency_ms)
+            del kept[:-STATS_WINDOW]
+
+    def stats(self, bot_id: str) -> dict[str, Any]:
+        """See ``BotRegistry.stats``."""
+        with self._lock:
+            return bot_stats_doc(self._counts.get(bot_id, {}), self._latencies.get(bot_id, []))
+
+
 def utc_iso(moment: datetime) -> str:
     """ISO-8601 UTC with milliseconds and a ``Z``."""
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def memory_ports(*, dispatcher: Any = None, clock: Any = None, shards: int = 1) -> Ports:
-    """Every port in memory."""
+def memory_ports(
+    *, dispatcher: Any = None, clock: Any = None, shards: int = 1, bot_secret: str = ""
+) -> Ports:
+    """Every port in memory (``bot_secret``: what registered bots' keys derive from)."""
     return Ports(
         store=MemoryEventStore(),
         directory=MemoryDirectory(),
@@ -545,6 +619,8 @@ def memory_ports(*, dispatcher: Any = None, clock: Any = None, shards: int = 1) 
         ratings=MemoryRatings(),
         idempotency=MemoryIdempotency(),
         searches=MemorySearchShares(),
+        bots=MemoryBotRegistry(bot_secret),
+        webhooks=HttpWebhooks(),
         batch=no_batch,
         shards=shards,
     )

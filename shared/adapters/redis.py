@@ -14,7 +14,9 @@ Redis 6.2 has no sharded pub/sub), so one pattern subscription on any node hears
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,7 +33,18 @@ from redis.utils import safe_str, truncate_text
 
 from shared import keys
 from shared.adapters.memory import SystemClock, utc_iso
-from shared.app.ports import BotDispatcher, GameEntry, NullDispatcher, Ports, TournamentEntry
+from shared.adapters.webhook import HttpWebhooks
+from shared.app.ports import (
+    FAILURE_COUNTS,
+    STATS_WINDOW,
+    BotDispatcher,
+    GameEntry,
+    NullDispatcher,
+    Ports,
+    RegisteredBot,
+    TournamentEntry,
+    bot_stats_doc,
+)
 from shared.config import DEFAULT_REJECTED_TTL
 from shared.store.redis_streams import RedisEventStore
 
@@ -858,6 +871,72 @@ class RedisSearchShares:
         self._release(keys=[keys.search_slot(slot)], args=[holder])
 
 
+class RedisBotRegistry:
+    """``BotRegistry`` on ``bot:{<id>}`` hashes (the bot as JSON, ``retired``), its counters
+    and latest latencies beside it (one hash slot per bot), ``bots:all`` listing them; the
+    secret is ``secret`` or one made once and kept at ``bots:secret``."""
+
+    def __init__(self, client: Client, secret: str = "") -> None:
+        self._r = client
+        self._secret = secret
+
+    def secret(self) -> str:
+        """See ``BotRegistry.secret``."""
+        if not self._secret:
+            self._r.set(keys.BOT_SECRET, secrets.token_hex(32), nx=True)
+            self._secret = _text(self._r.get(keys.BOT_SECRET))
+        return self._secret
+
+    def add(self, bot: RegisteredBot, epoch: float) -> None:
+        """See ``BotRegistry.add``."""
+        doc = dataclasses.asdict(bot)
+        doc.pop("retired")
+        self._r.hset(keys.bot(bot.bot_id), mapping={"doc": json.dumps(doc), "retired": "0"})
+        self._r.zadd(keys.BOTS, {bot.bot_id: epoch}, nx=True)
+
+    def get(self, bot_id: str) -> RegisteredBot | None:
+        """See ``BotRegistry.get``."""
+        doc, retired = self._r.hmget(keys.bot(bot_id), ["doc", "retired"])
+        if doc is None:
+            return None
+        fields = json.loads(doc)
+        fields["games"] = tuple(fields["games"])
+        return RegisteredBot(**fields, retired=_text(retired) == "1")
+
+    def list_ids(self, *, offset: int = 0, limit: int = 100) -> list[str]:
+        """See ``BotRegistry.list_ids``."""
+        return [_text(b) for b in self._r.zrange(keys.BOTS, offset, offset + limit - 1)]
+
+    def retire(self, bot_id: str) -> bool:
+        """See ``BotRegistry.retire``."""
+        if not self._r.hexists(keys.bot(bot_id), "doc"):
+            return False
+        self._r.hset(keys.bot(bot_id), "retired", "1")
+        return True
+
+    def record(self, bot_id: str, latency_ms: int, failure: str | None) -> None:
+        """See ``BotRegistry.record``: one transaction on the bot's slot."""
+        pipe = self._r.pipeline(transaction=True)
+        counts = keys.bot_counts(bot_id)
+        pipe.hincrby(counts, "decisions", 1)
+        if failure is not None:
+            pipe.hincrby(counts, FAILURE_COUNTS.get(failure, "errors"), 1)
+            pipe.hincrby(counts, "fallbacks", 1)
+        pipe.lpush(keys.bot_latencies(bot_id), latency_ms)
+        pipe.ltrim(keys.bot_latencies(bot_id), 0, STATS_WINDOW - 1)
+        pipe.execute()
+
+    def stats(self, bot_id: str) -> dict[str, Any]:
+        """See ``BotRegistry.stats``."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.hgetall(keys.bot_counts(bot_id))
+        pipe.lrange(keys.bot_latencies(bot_id), 0, -1)
+        counts, latencies = pipe.execute()
+        return bot_stats_doc(
+            {_text(k): int(v) for k, v in counts.items()}, [int(v) for v in latencies]
+        )
+
+
 MAX_CONNECTIONS = 1000  # per process; a request past it waits for one (it does not fail)
 
 
@@ -888,9 +967,11 @@ def redis_ports(
     dispatcher: BotDispatcher | None = None,
     shards: int = 1,
     rejected_ttl: int = DEFAULT_REJECTED_TTL,
+    bot_secret: str = "",
 ) -> Ports:
     """Every port on one Redis client (``rejected_ttl``: seconds a refused command's outcome
-    is kept)."""
+    is kept; ``bot_secret``: what registered bots' keys derive from, else one kept in
+    Redis)."""
     batch = RedisBatch(client)
     return Ports(
         store=RedisEventStore(client),
@@ -904,6 +985,8 @@ def redis_ports(
         ratings=RedisRatings(client),
         idempotency=RedisIdempotency(client),
         searches=RedisSearchShares(client),
+        bots=RedisBotRegistry(client, bot_secret),
+        webhooks=HttpWebhooks(),
         batch=batch,
         shards=shards,
         ping=lambda: bool(client.ping()),

@@ -31,6 +31,11 @@ Play = Callable[[Mapping[str, Any], random.Random, Mapping[str, Any]], dict[str,
 # In a recorded command (the first envelope's ``command``) of a bot searching on a time budget:
 # the iterations its search ran, which an audit replays (the budget alone does not say).
 BOT_ITERATIONS = "bot_iterations"
+# A seat played by a bot registered from outside (``shared/app/remote.py``): its Seat.bot. Not
+# in ``BOTS`` (no one asks for it by name: a seat spec names its ``bot_id``).
+REGISTERED = "registered"
+# In a registered bot's recorded command: the turn it was sent and what came of it.
+BOT_TURN = "bot_turn"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,14 @@ class InlineDispatcher:
             if slow:
                 searches.moved(self.app, game_id, seat, version)
 
+    def remote(self, game_id: str, seat: int, version: int) -> None:
+        """Play the registered bot's turn now (this thread waits for its webhook)."""
+        self.moves.append((game_id, seat, version))
+        if self.app is not None:
+            from shared.app import remote
+
+            remote.play_remote_move(self.app, game_id, seat, version)
+
     def hint(self, request: Mapping[str, Any], *, priority: int = 0) -> None:
         """Search the hint now."""
         if self.app is not None:

@@ -46,6 +46,8 @@ class ErrorCode(StrEnum):
     HTTP_ERROR = "http/error"
     SERVICE_UNAVAILABLE = "service/unavailable"
     SERVER_ERROR = "server/error"
+    BOT_NOT_FOUND = "bot/not_found"
+    BOT_WEBHOOK_NOT_ALLOWED = "bot/webhook_not_allowed"
 
 
 # code -> (HTTP status, title)
@@ -80,6 +82,8 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.HTTP_ERROR: (400, "Bad Request"),
     ErrorCode.SERVICE_UNAVAILABLE: (503, "Service Unavailable"),
     ErrorCode.SERVER_ERROR: (500, "Internal Server Error"),
+    ErrorCode.BOT_NOT_FOUND: (404, "No such bot"),
+    ErrorCode.BOT_WEBHOOK_NOT_ALLOWED: (422, "This webhook URL is not allowed"),
 }
 
 

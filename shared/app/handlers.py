@@ -479,12 +479,19 @@ def decide_events(
     return new, state, events
 
 
-def seats_from_specs(specs: Sequence[Mapping[str, Any]]) -> tuple[list[Seat], list[str | None]]:
-    """Seats for the creation specs (``{"name"}`` or ``{"bot": name}``) and a fresh token for
-    each human seat (None for bots)."""
+def seats_from_specs(
+    specs: Sequence[Mapping[str, Any]], registered: Mapping[int, Seat] | None = None
+) -> tuple[list[Seat], list[str | None]]:
+    """Seats for the creation specs (``{"name"}`` or ``{"bot": name}``; ``registered``: the
+    seats of ``{"bot_id"}`` specs, by index, from ``remote.registered_seats``) and a fresh
+    token for each human seat (None for bots)."""
     seats: list[Seat] = []
     tokens: list[str | None] = []
     for i, spec in enumerate(specs):
+        if registered and i in registered:
+            seats.append(registered[i])
+            tokens.append(None)
+            continue
         if spec.get("open") is True:
             seats.append(Seat(name=f"seat {i}", open=True))
             tokens.append(None)
@@ -546,7 +553,12 @@ def create_game(
     opts = engine.parse_options(n, dict(options or {}))
     seed = seed or secrets.token_hex(32)
     game_id = secrets.token_hex(8)
-    seats, tokens = seats_from_specs(seat_specs)
+    registered = None
+    if any("bot_id" in spec for spec in seat_specs):
+        from shared.app import remote
+
+        registered = remote.registered_seats(app, game, seat_specs)
+    seats, tokens = seats_from_specs(seat_specs, registered)
     if fairness_mode not in fairness.MODES:
         raise rules.invalid_options(
             "unknown fairness", fairness=[f"one of {', '.join(fairness.MODES)}"]
@@ -830,6 +842,7 @@ def _check_same_command(
     recorded = dict(env.command or {})
     # A timed search's iteration count is recorded with its command, not part of it.
     recorded.pop(bots.BOT_ITERATIONS, None)
+    recorded.pop(bots.BOT_TURN, None)
     try:
         if kind == fairness.CONTRIBUTE:
             parsed: Any = {"type": fairness.CONTRIBUTE, "client_seed": body.get("client_seed")}
@@ -905,6 +918,13 @@ def _decide(
         if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
             raise GameError(rules.INVALID_COMMAND, f"{bots.BOT_ITERATIONS} must be a count")
         recorded = {**recorded, bots.BOT_ITERATIONS: counted}
+    turn = message.body.get(bots.BOT_TURN)
+    if by_bot and turn is not None:
+        # A registered bot's turn (what it was sent, what came of it): recorded with the
+        # command, so an audit checks the body it was sent (``remote.turn_fault``).
+        if not isinstance(turn, Mapping) or occupant.bot != bots.REGISTERED:
+            raise GameError(rules.INVALID_COMMAND, f"{bots.BOT_TURN} is a registered bot's")
+        recorded = {**recorded, bots.BOT_TURN: dict(turn)}
     return new, after, recorded
 
 
@@ -1027,7 +1047,7 @@ def _wake_stalled(app: App, public: Mapping[str, Any], key: str) -> list[str]:
         if name is None:
             continue
         slow = name in bots.BOTS and bots.BOTS[name].slow
-        searches.dispatch_move(app, game_id, seat, int(public["version"]), slow=slow)
+        _wake(app, game_id, seat, int(public["version"]), name, slow)
         woken.append(f"wake:{game_id}:{seat}")
     if woken:
         log.warning("game %s stalled at version %s: bots woken again", game_id, public["version"])
@@ -1053,8 +1073,12 @@ def hand_off(
     dispatcher = app.ports.dispatcher
     if record.state is None:  # waiting for client seeds: nothing dealt, nobody to act
         return
+    seats = record.match.seats
     if record.outcome is not None:
         dispatcher.finalize(record.id)
+        for seat, occupant in enumerate(seats):  # registered bots hear that it is over
+            if occupant.bot == bots.REGISTERED:
+                dispatcher.remote(record.id, seat, record.version)
         return
     bot_seats = record.bot_seats
     to_act = engine.to_act(record.state)
@@ -1062,7 +1086,16 @@ def hand_off(
         if seat not in bot_seats:
             continue
         if waiting is None or len(to_act) == 1 or seat not in waiting or seat == actor:
-            searches.dispatch_move(app, record.id, seat, record.version, slow=_slow(record, seat))
+            _wake(app, record.id, seat, record.version, seats[seat].bot, _slow(record, seat))
+
+
+def _wake(app: App, game_id: str, seat: int, version: int, bot: str | None, slow: bool) -> None:
+    """Ask the seat's bot to act: a registered bot through its own workers (they wait on
+    many bots at once), a built-in one as ``searches.dispatch_move`` queues it."""
+    if bot == bots.REGISTERED:
+        app.ports.dispatcher.remote(game_id, seat, version)
+    else:
+        searches.dispatch_move(app, game_id, seat, version, slow=slow)
 
 
 def _retry_bot(app: App, message: CommandMessage) -> None:
@@ -1078,9 +1111,8 @@ def _retry_bot(app: App, message: CommandMessage) -> None:
         or message.seat not in record.engine.to_act(record.state)
     ):
         return
-    searches.dispatch_move(
-        app, record.id, message.seat, record.version, slow=_slow(record, message.seat)
-    )
+    _wake(app, record.id, message.seat, record.version,
+          record.match.seats[message.seat].bot, _slow(record, message.seat))  # fmt: skip
 
 
 def _slow(record: GameRecord, seat: int) -> bool:
@@ -1155,6 +1187,26 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
     submit_command(app, message, str(view["game"]))
     app.ports.bus.send_once(game_id, message.command_id, BOT_SUBMIT_TTL)
     return message.command_id
+
+
+def submit_bot_command(
+    app: App, view: Mapping[str, Any], seat: int, version: int, command: dict[str, Any], cid: str
+) -> str:
+    """Submit a bot's ``command`` decided at ``version`` from ``view`` under ``cid``, once, as
+    ``play_bot_move`` does (pinning the version unless several seats act at once)."""
+    simultaneous = len(view["to_act"]) > 1
+    message = CommandMessage(
+        command_id=cid,
+        game_id=str(view["id"]),
+        seat=seat,
+        body=command,
+        expected_version=None if simultaneous else version,
+    )
+    if app.ports.bus.was_sent(message.game_id, cid):
+        return cid
+    submit_command(app, message, str(view["game"]))
+    app.ports.bus.send_once(message.game_id, cid, BOT_SUBMIT_TTL)
+    return cid
 
 
 def bot_spec(view: Mapping[str, Any], seat: int) -> dict[str, Any]:

@@ -8,6 +8,7 @@ backend together (one round trip on Redis) when the block ends without an error.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -342,6 +343,118 @@ class SearchShares(Protocol):
         ...
 
 
+# A registered bot's latency figures cover its last this many decisions.
+STATS_WINDOW = 1000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RegisteredBot:
+    """A bot registered from outside (``POST /v1/bots``): how to reach it and what it plays.
+    Its key is never kept, only ``key_sha256`` (``shared/app/registry.py``)."""
+
+    bot_id: str
+    name: str
+    games: tuple[str, ...]
+    transport: str  # "webhook" or "connected"
+    url: str | None  # a webhook's
+    budget_ms: int
+    on_failure: str  # "random" or "forfeit"
+    key_sha256: str
+    created_at: str
+    retired: bool = False
+
+
+class BotRegistry(Protocol):
+    """Registered bots, their decisions' statistics, and the server secret their keys are
+    derived from."""
+
+    def secret(self) -> str:
+        """The server secret bot keys are derived from: the configured one, or one made on
+        first use and kept by the backend (the same in every process)."""
+        ...
+
+    def add(self, bot: RegisteredBot, epoch: float) -> None:
+        """Store a new bot and list it."""
+        ...
+
+    def get(self, bot_id: str) -> RegisteredBot | None:
+        """The bot, or None (retired bots too, marked ``retired``)."""
+        ...
+
+    def list_ids(self, *, offset: int = 0, limit: int = 100) -> list[str]:
+        """Bot ids by registration time, oldest first."""
+        ...
+
+    def retire(self, bot_id: str) -> bool:
+        """Mark the bot retired; False when there is no such bot."""
+        ...
+
+    def record(self, bot_id: str, latency_ms: int, failure: str | None) -> None:
+        """Count one decision: its latency (the last ``STATS_WINDOW`` are kept) and its
+        failure, if any (``timeout``, ``illegal``, ``error``, ``unreachable``)."""
+        ...
+
+    def stats(self, bot_id: str) -> dict[str, Any]:
+        """``{"decisions", "latency_ms": {"p50", "p95", "max"}, "timeouts", "illegal",
+        "errors", "fallbacks"}``; latencies over the last ``STATS_WINDOW`` decisions."""
+        ...
+
+
+FAILURE_COUNTS = {"timeout": "timeouts", "illegal": "illegal", "error": "errors",
+                  "unreachable": "errors"}  # fmt: skip
+
+
+def bot_stats_doc(counts: Mapping[str, int], latencies: Sequence[int]) -> dict[str, Any]:
+    """``BotRegistry.stats`` from the counters (``decisions``, ``timeouts``, ``illegal``,
+    ``errors``, ``fallbacks``) and the latencies of the last decisions (nearest-rank
+    percentiles, in milliseconds; null before any decision)."""
+    ordered = sorted(latencies)
+
+    def rank(p: float) -> int | None:
+        if not ordered:
+            return None
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(len(ordered) * p) - 1))]
+
+    return {
+        "decisions": int(counts.get("decisions", 0)),
+        "latency_ms": {
+            "p50": rank(0.5),
+            "p95": rank(0.95),
+            "max": ordered[-1] if ordered else None,
+        },
+        **{k: int(counts.get(k, 0)) for k in ("timeouts", "illegal", "errors", "fallbacks")},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookAnswer:
+    """What came of one POST to a bot: the status and body (None and b"" when no answer
+    came), the failure (``timeout``, ``unreachable``, ``error``: too large, not HTTP, a
+    refused address; None when an answer came whole) and the round trip in milliseconds."""
+
+    status: int | None
+    body: bytes
+    failure: str | None
+    latency_ms: int
+
+
+class WebhookSender(Protocol):
+    """Sends a signed JSON body to a bot's webhook and reads its answer, within a deadline."""
+
+    def refusal(self, url: str) -> str | None:
+        """Why ``url`` may not be a webhook (None: it may): a scheme other than http/https,
+        credentials, a host not allowed, or a name resolving outside the allowed addresses."""
+        ...
+
+    def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float
+    ) -> WebhookAnswer:
+        """POST ``body`` to ``url`` (never following a redirect, reading at most 64 KiB of
+        the answer, giving up ``timeout_s`` after starting); a URL whose host is not allowed
+        or resolves outside the allowed addresses is never contacted (``error``)."""
+        ...
+
+
 class BotDispatcher(Protocol):
     """Where the application hands work it does not do itself."""
 
@@ -360,6 +473,11 @@ class BotDispatcher(Protocol):
 
     def finalize(self, game_id: str) -> None:
         """Post-game scoring for a finished game."""
+        ...
+
+    def remote(self, game_id: str, seat: int, version: int) -> None:
+        """Ask a registered bot (``shared/app/remote.py``) to act for ``seat`` at ``version``
+        (or, once the game is over, tell it so): on workers that wait on many bots at once."""
         ...
 
     def tournament(self, tournament_id: str) -> None:
@@ -381,6 +499,9 @@ class NullDispatcher:
     def finalize(self, game_id: str) -> None:
         """Ignore."""
 
+    def remote(self, game_id: str, seat: int, version: int) -> None:
+        """Ignore."""
+
     def tournament(self, tournament_id: str) -> None:
         """Ignore."""
 
@@ -400,6 +521,8 @@ class Ports:
     ratings: RatingBoard
     idempotency: IdempotencyStore
     searches: SearchShares
+    bots: BotRegistry
+    webhooks: WebhookSender
     batch: Callable[[Callable[[Any], None] | None], AbstractContextManager[None]]
     shards: int = 1
     ping: Callable[[], bool] = lambda: True

@@ -29,7 +29,7 @@ from shared.events import EncodedLog
 from shared.projections import projection_json, view
 from shared.record import GameRecord, fold
 from shared.store import DuplicateCommand, StaleVersion
-from shared.tournaments import standings
+from shared.tournaments import sprt, standings
 from shared.tournaments.plan import Plan, PlanError, game_id, parse, spec_label
 
 # Games per Celery task: fewer broker round trips and batch folds, each game still stored alone.
@@ -58,12 +58,20 @@ def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> t
     p.tournaments.create(
         tournament_id,
         plan.to_doc(),
-        standings.empty(len(plan.entrants)),
+        empty_tally(plan),
         p.clock.now(),
         p.clock.epoch(),
     )
     p.dispatcher.tournament(tournament_id)
     return tournament_id, plan
+
+
+def empty_tally(plan: Plan) -> dict[str, Any]:
+    """A tournament's tally before any game (an sprt match's with its test's state)."""
+    tally = standings.empty(len(plan.entrants))
+    if plan.format == "sprt":
+        tally["sprt"] = sprt.empty()
+    return tally
 
 
 def chunks(plan_doc: Mapping[str, Any]) -> list[list[int]]:
@@ -73,7 +81,8 @@ def chunks(plan_doc: Mapping[str, Any]) -> list[list[int]]:
     small ones, so the pool's processes finish together instead of one playing a last large
     batch alone; and a small tournament is still spread over ``MIN_TASKS`` tasks."""
     total = int(plan_doc["games"])
-    quick = all(e.get("bot") in QUICK_BOTS for e in plan_doc["entrants"])
+    seated = [*plan_doc["entrants"], plan_doc.get("field") or {"bot": "random"}]
+    quick = all(e.get("bot") in QUICK_BOTS for e in seated)
     size = CHUNK if quick else SEARCH_CHUNK
     most = min(size, max(1, total // MIN_TASKS))  # a small tournament: at least MIN_TASKS tasks
     out: list[list[int]] = []
@@ -117,13 +126,26 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     for index, record in zip(todo, records, strict=True):
         outcome = record.engine.outcome(record.state)
         assert outcome is not None, "a tournament game is stored finished"
-        folds[index] = _folder(plan.seating(index), outcome)
+        # An sprt match folds its games in pair order in its finisher: only marked here.
+        folds[index] = _skip if plan.format == "sprt" else _folder(plan.seating(index), outcome)
         update = handlers.rating_update(record, outcome)
         if update is not None:
             rates[record.id] = update
     p.ratings.rate(plan.game, rates)
-    finish = _finisher(app, tournament_id, plan, set(todo))
-    return len(p.tournaments.fold(tournament_id, folds, finish))
+    if plan.format != "sprt":
+        finish = _finisher(app, tournament_id, plan, set(todo))
+        return len(p.tournaments.fold(tournament_id, folds, finish))
+    decided: list[bool] = []
+    finish = _sprt_finisher(app, tournament_id, plan, set(todo), decided)
+    folded = p.tournaments.fold(tournament_id, folds, finish)
+    if decided and decided[-1]:
+        # Decided: the batches not started yet are dropped as a cancel drops them.
+        p.tournaments.cancel(tournament_id)
+    return len(folded)
+
+
+def _skip(tally: dict[str, Any]) -> None:
+    """An sprt game's fold: nothing until its pair is counted in order (``_sprt_finisher``)."""
 
 
 def _project(app: App, record: GameRecord) -> None:
@@ -136,7 +158,7 @@ def _project(app: App, record: GameRecord) -> None:
     p.directory.mark_finished(record.id, p.clock.epoch())
 
 
-def _folder(seating: Sequence[int], outcome: Mapping[str, Any]) -> Callable[[dict], None]:
+def _folder(seating: Sequence[int | None], outcome: Mapping[str, Any]) -> Callable[[dict], None]:
     """Fold one game into a tally, unrated: ``_finisher`` rates the games in game order."""
 
     def fold_one(tally: dict[str, Any]) -> None:
@@ -182,6 +204,51 @@ def _finisher(app: App, tournament_id: str, plan: Plan, batch: set[int]) -> Call
             assert tally["rated"] >= plan.games, "a folded game's result is stored before it"
             tally["rated_in_order"] = True
             tally["finished_at"] = app.ports.clock.now()
+
+    return finish
+
+
+def _sprt_finisher(
+    app: App, tournament_id: str, plan: Plan, batch: set[int], decided: list[bool]
+) -> Callable[[dict], None]:
+    """An sprt match's ``finish``: count the complete pairs after the ``done`` first games,
+    in pair order, as far as both games of a pair are folded (before or in ``batch``), into
+    the standings (rated) and the test (``sprt.fold_pair``), and stop at the first pair that
+    decides. Batches finish in any order; this way the decision, the standings and the
+    ratings depend on the seed alone, and equal a local run's. Appends to ``decided``
+    whether the match is decided (the last call's answer is the one stored)."""
+    test = plan.sprt or sprt.params(None)
+    baseline = plan.opponents()[0]
+
+    def finish(tally: dict[str, Any]) -> None:
+        state = tally["sprt"]
+        start = tally["done"]  # pairs are counted whole: always even
+        while state["result"] is None and start < plan.games:
+            stop = min(plan.games, start + RATE_WINDOW)
+            window = range(start, stop)
+            folded = app.ports.tournaments.folded(tournament_id, list(window))
+            results = app.ports.directory.results([game_id(tournament_id, i) for i in window])
+            ready = [
+                r is not None and (done or i in batch)
+                for i, r, done in zip(window, results, folded, strict=True)
+            ]
+            for first in range(0, len(ready) - 1, 2):
+                if not (ready[first] and ready[first + 1]) or state["result"] is not None:
+                    break
+                games = []
+                for j in (first, first + 1):
+                    result = results[j]
+                    assert result is not None, "a ready game has its result"
+                    games.append((plan.seating(start + j), result["outcome"]))
+                sprt.fold_pair(tally, games, plan.candidate, baseline, test)
+            if tally["done"] < stop:
+                break
+            start = stop
+        tally["rated_in_order"] = True
+        over = state["result"] is not None or tally["done"] >= plan.games
+        if over and tally.get("finished_at") is None:
+            tally["finished_at"] = app.ports.clock.now()
+        decided.append(state["result"] is not None)
 
     return finish
 
@@ -255,8 +322,8 @@ def _always(at: str) -> Callable[[], str]:
 def status_of(entry: TournamentEntry) -> str:
     """``queued``, ``running``, ``finished`` or ``cancelled``."""
     total = int(entry.plan["games"])
-    if entry.tally["done"] >= total:
-        return FINISHED
+    if entry.tally["done"] >= total or (entry.tally.get("sprt") or {}).get("result"):
+        return FINISHED  # every game played, or an sprt match decided
     if entry.cancelled:
         return CANCELLED
     return RUNNING if entry.started else QUEUED
@@ -287,7 +354,7 @@ def tournament_doc(
         {
             "index": i,
             "id": game_id(tournament_id, i),
-            "seats": [plan.entrants[e].name for e in plan.seating(i)],
+            "seats": plan.seat_names(i),
             "deal": plan.deal(i),
             "finished": done,
         }
@@ -318,7 +385,17 @@ def tournament_doc(
         "pairwise": rendered["head_to_head"],
         "draws": rendered["draws"],
         "games": {"offset": offset, "limit": limit, "total": total, "items": listed},
+        "candidate": plan.candidate if plan.duel else None,
+        "field": dict(plan.field) if plan.duel else None,
+        "sprt": sprt_doc(plan, tally),
     }
+
+
+def sprt_doc(plan: Plan, tally: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``sprt`` of a tournament's document: the test's state (None but in an sprt match)."""
+    if plan.format != "sprt":
+        return None
+    return sprt.render(tally.get("sprt") or sprt.empty(), plan.sprt or sprt.params(None))
 
 
 # Cancelled tournaments' ratings replayed over their folded games, by (id, games folded):

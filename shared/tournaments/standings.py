@@ -67,17 +67,20 @@ def empty(entrants: int) -> dict[str, Any]:
 
 def fold(
     tally: dict[str, Any],
-    seating: Sequence[int],
+    seating: Sequence[int | None],
     outcome: Mapping[str, Any],
     *,
     rate: bool = True,
 ) -> None:
     """Add one finished game to ``tally`` (in place): ``seating[s]`` is the entrant at seat
-    ``s``; ``outcome`` is the engine's (``scores``, ``winners``, ``ranks``). ``rate``: rate
-    it now too (games folded in game order); without it ``rate_next`` rates it in turn."""
+    ``s`` (None: a field bot of a gauntlet or sprt match, in no standings); ``outcome`` is
+    the engine's (``scores``, ``winners``, ``ranks``). ``rate``: rate it now too (games
+    folded in game order); without it ``rate_next`` rates it in turn."""
     scores, winners, ranks = outcome["scores"], outcome["winners"], outcome["ranks"]
     rows = tally["entrants"]
     for seat, e in enumerate(seating):
+        if e is None:
+            continue
         row = rows[e]
         row["games"] += 1
         if seat in winners:
@@ -88,7 +91,7 @@ def fold(
     met, ahead = tally["met"], tally["ahead"]
     for s, a in enumerate(seating):
         for t, b in enumerate(seating):
-            if s != t:
+            if s != t and a is not None and b is not None:
                 met[a][b] += 1
                 ahead[a][b] += 1.0 if ranks[s] < ranks[t] else 0.5 if ranks[s] == ranks[t] else 0.0
     if rate:
@@ -106,7 +109,7 @@ def unrate(tally: dict[str, Any]) -> None:
 
 
 def rate_next(
-    tally: dict[str, Any], games: Iterable[tuple[Sequence[int], Sequence[int]] | None]
+    tally: dict[str, Any], games: Iterable[tuple[Sequence[int | None], Sequence[int]] | None]
 ) -> int:
     """Rate (in place) the games that follow the ``rated`` first ones, (seating, ranks) each
     in game order, up to the first None (a game whose result is not in yet); returns how
@@ -122,10 +125,13 @@ def rate_next(
     return count
 
 
-def _rate(rows: list[dict[str, Any]], seating: Sequence[int], ranks: Sequence[int]) -> None:
-    teams = [[_player(s, rows[e]["mu"], rows[e]["sigma"])] for s, e in enumerate(seating)]
-    rated = _MODEL.rate(teams, ranks=list(ranks))
-    for (rating,), e in zip(rated, seating, strict=True):
+def _rate(rows: list[dict[str, Any]], seating: Sequence[int | None], ranks: Sequence[int]) -> None:
+    # Field bots are not rated: the entrants are rated on their order among themselves
+    # (a Plackett-Luce ranking of a subset of a table is a ranking of its own).
+    seats = [(s, e) for s, e in enumerate(seating) if e is not None]
+    teams = [[_player(s, rows[e]["mu"], rows[e]["sigma"])] for s, e in seats]
+    rated = _MODEL.rate(teams, ranks=[ranks[s] for s, _ in seats])
+    for (rating,), (_, e) in zip(rated, seats, strict=True):
         rows[e]["mu"], rows[e]["sigma"] = rating.mu, rating.sigma
 
 

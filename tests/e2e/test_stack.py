@@ -171,6 +171,36 @@ def test_a_tournament_runs_through_celery_and_its_games_pass_the_audit(base_url:
     assert {r["bot"] for r in ratings} >= {"heuristic", "random"}
 
 
+def test_an_sprt_match_stops_at_its_decision_through_celery(base_url: str) -> None:
+    from services import tournament_cli
+    from shared.tournaments.plan import parse
+
+    org = {"Authorization": "Bearer org-e2e"}
+    body = {
+        "game": "fox",
+        "entrants": [{"bot": "heuristic"}, {"bot": "random"}],
+        "games": 1000,
+        "format": "sprt",
+        "seed": "e2e-sprt",
+        "options": {"target": 1},
+    }
+    created = requests.post(f"{base_url}/v1/tournaments", json=body, headers=org)
+    assert created.status_code == 201, created.text
+    tid = created.json()["id"]
+    deadline = time.monotonic() + 120
+    doc = created.json()
+    while time.monotonic() < deadline:
+        doc = requests.get(f"{base_url}/v1/tournaments/{tid}?limit=1", headers=org).json()
+        if doc["status"] == "finished":
+            break
+        time.sleep(0.2)
+    assert doc["status"] == "finished", doc.get("progress")
+    assert doc["sprt"]["result"] == "H1" and doc["progress"]["done"] < 1000
+    # The pool's batches finished in any order; the decision is the seed's, as a local run's.
+    local = tournament_cli.play_local(parse(body), jobs=1)
+    assert doc["sprt"] == tournament_cli.local_doc(parse(body), local.tally)["sprt"]
+
+
 def test_the_live_feed_through_gunicorn_pushes_each_move(base_url: str) -> None:
     created = requests.post(
         f"{base_url}/v1/games", json={"game": "fox", "seats": [{"name": "a"}, {"bot": "random"}]}

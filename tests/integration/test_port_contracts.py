@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 import redis
@@ -360,3 +361,33 @@ def test_a_fold_that_loses_a_race_runs_its_finish_again_on_the_new_tally(
     assert calls == [1, 2]  # again, on the tally with the other fold in it
     assert t.get("race2").tally == {"done": 2, "finished": 1}  # type: ignore[union-attr]
     assert t.folded("race2", [0, 1, 2]) == [True, False, True]
+
+
+def test_bot_registry_keeps_lists_retires_and_counts_bots(ports: Ports) -> None:
+    from shared.app.ports import RegisteredBot
+
+    def bot(bot_id: str) -> RegisteredBot:
+        return RegisteredBot(bot_id=bot_id, name=f"n-{bot_id}", games=("fox", "skull"),
+                             transport="webhook", url="http://127.0.0.1:1/", budget_ms=500,
+                             on_failure="random", key_sha256="ab" * 32,
+                             created_at="2026-01-01T00:00:00.000Z")  # fmt: skip
+
+    registry = ports.bots
+    assert registry.secret() and registry.secret() == registry.secret()
+    assert registry.get("b1") is None and not registry.retire("b1")
+    registry.add(bot("b2"), 2.0)
+    registry.add(bot("b1"), 1.0)
+    assert registry.list_ids() == ["b1", "b2"] and registry.list_ids(offset=1) == ["b2"]
+    assert registry.get("b1") == bot("b1")
+    assert registry.retire("b1") and registry.get("b1") == replace(bot("b1"), retired=True)
+    assert registry.stats("b2") == {
+        "decisions": 0, "latency_ms": {"p50": None, "p95": None, "max": None},
+        "timeouts": 0, "illegal": 0, "errors": 0, "fallbacks": 0,
+    }  # fmt: skip
+    for ms, failure in [(10, None), (30, "timeout"), (20, None), (40, "illegal"), (5, "error"),
+                        (7, "unreachable")]:  # fmt: skip
+        registry.record("b2", ms, failure)
+    assert registry.stats("b2") == {
+        "decisions": 6, "latency_ms": {"p50": 10, "p95": 40, "max": 40},
+        "timeouts": 1, "illegal": 1, "errors": 2, "fallbacks": 4,
+    }  # fmt: skip

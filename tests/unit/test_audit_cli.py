@@ -196,3 +196,11 @@ def test_the_key_defaults_to_the_servers_variable() -> None:
     assert audit_cli.auditor_key({"TABLETOP_AUDITOR_KEYS": " a1 , a2"}) == "a1"
     assert audit_cli.auditor_key({"TABLETOP_AUDITOR_KEY": "k", "TABLETOP_AUDITOR_KEYS": "a"}) == "k"
     assert audit_cli.auditor_key({}) is None
+
+
+@pytest.mark.parametrize("api", ["notaurl", "ftp://example.test", "http://[::1"])
+def test_a_bad_url_is_one_line(api: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(["audit", "g", "--api", api, "--key", KEY]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"cannot reach the service at {api}" in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err

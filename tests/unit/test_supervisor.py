@@ -251,7 +251,7 @@ def test_the_stack_runs_n_workers_per_game_type_with_names_of_their_own(
         for c in consumers
     )
     queues = [argv[argv.index("-Q") + 1] for argv, _ in started if "-Q" in argv]
-    assert queues == ["tabletop", "tabletop-search", "tabletop-tournaments"]
+    assert queues == ["tabletop", "tabletop-search", "tabletop-tournaments", "tabletop-remote"]
 
 
 def test_the_search_workers_are_sized_to_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -305,3 +305,80 @@ def test_show(stub: str, capsys: pytest.CaptureFixture[str]) -> None:
     Stub.script = {("GET", "/v1/tournaments/"): [(404, {"detail": "no tournament t9"})]}
     assert main(["tournament", "show", "t9", "--api", stub, "--key", "aud"]) == 1
     assert "unknown tournament t9" in one_line(capsys.readouterr().err)
+
+
+# --- bot-kit classes as local entrants ----------------------------------------------------------
+
+KIT = "tests.unit.kit_bots:FirstLegal"
+
+
+def test_a_kit_bot_class_plays_a_local_tournament_from_its_seats_view(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.unit.kit_bots import FirstLegal
+
+    FirstLegal.views.clear()
+    FirstLegal.endings.clear()
+    argv = ["tournament", "run", "--local", "--jobs", "1", *FOX, "--entrants", f"{KIT},heuristic"]
+    assert main([*argv, "--games", "4", "--format", "duplicate", "--seed", "kit"]) == 0
+    table = rows(capsys.readouterr().out)
+    assert set(table) == {KIT, "heuristic"} and table[KIT][2] == "4"
+    # It moved from its own seat's view: its hand, no other hand, the legal commands.
+    assert FirstLegal.views and all(v["seat"] in v["to_act"] for v in FirstLegal.views)
+    assert all("hand" in v and "hands" not in v for v in FirstLegal.views)
+    assert [m["seat"] for m in FirstLegal.endings] == [0, 1, 0, 1]  # seats alternate
+    # The same games played by hand: its seat chose the first legal command each time.
+    plan = plans.parse(
+        {"game": "fox", "entrants": [{"bot": "random"}, {"bot": "heuristic"}], "games": 4,
+         "format": "duplicate", "seed": "kit", "options": {"target": 1}}
+    )  # fmt: skip
+    wins = 0.0
+    for i in range(4):
+        kit_seat = plan.seating(i).index(0)
+        specs = plan.seat_specs(i)
+        specs[kit_seat] = {"name": "kit"}
+
+        def first(record: Any, seat: int, kit_seat: int = kit_seat) -> Any:
+            if seat != kit_seat:
+                return None
+            return "k", engine_of("fox").command_to_json(
+                engine_of("fox").legal_commands(record.state, seat)[0]
+            )
+
+        played = playout.play("fox", specs, {"target": 1}, plan.game_seed(i), chooser=first)
+        outcome = engine_of("fox").outcome(played.record.state)
+        assert outcome is not None
+        wins += 1 / len(outcome["winners"]) if kit_seat in outcome["winners"] else 0
+    assert float(table[KIT][3]) == pytest.approx(wins)
+
+
+def test_a_kit_bot_plays_in_worker_processes_too(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["tournament", "run", "--local", "--jobs", "2", *FOX, "--entrants", f"random,{KIT}"]
+    assert main([*argv, "--games", "4", "--seed", "kit2"]) == 0
+    assert rows(capsys.readouterr().out)[KIT][2] == "4"
+
+
+@pytest.mark.parametrize(
+    ("entrant", "needle", "code"),
+    [
+        ("nosuch_pkg.mod:Bot", "cannot import nosuch_pkg", 2),
+        ("tests.unit.kit_bots:Missing", "has no class Missing", 2),
+        ("tests.unit.kit_bots:Cheater", "not one of its legal_commands", 1),
+    ],
+)
+def test_a_kit_bot_that_cannot_play_is_one_line(
+    capsys: pytest.CaptureFixture[str], entrant: str, needle: str, code: int
+) -> None:
+    argv = ["tournament", "run", "--local", "--jobs", "1", *FOX, "--games", "2"]
+    assert main([*argv, "--entrants", f"{entrant},random"]) == code
+    err = capsys.readouterr().err
+    if code == 2:  # refused before any game
+        assert needle in one_line(err)
+    else:  # the game that failed ends the run, after the header and the progress bar
+        assert "Traceback" not in err and needle in err.strip().splitlines()[-1], err
+
+
+def test_a_kit_bot_is_never_sent_to_the_service(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["tournament", "run", *FOX, "--entrants", f"{KIT},random", "--games", "2"]
+    assert main([*argv, "--api", "http://127.0.0.1:9", "--key", "org"]) == 2
+    assert "only with --local" in one_line(capsys.readouterr().err)

@@ -1,0 +1,102 @@
+"""Request and response schemas of the registered-bot endpoints (``bot_routes``)."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import validate
+
+from services.gateway.schemas import NAME_DOC, StrictSchema, printable
+from shared import games
+from shared.app import remote
+
+
+class RegisterBotSchema(StrictSchema):
+    """``POST /v1/bots``: a webhook bot (``url``) or a connected one."""
+
+    name = ma.fields.String(
+        required=True, validate=[validate.Length(min=1, max=64), printable], metadata=NAME_DOC
+    )
+    games = ma.fields.List(
+        ma.fields.String(validate=validate.OneOf(games.names())),
+        required=True,
+        validate=validate.Length(min=1),
+        metadata={"description": "the game types it plays"},
+    )
+    transport = ma.fields.String(required=True, validate=validate.OneOf(remote.TRANSPORTS))
+    url = ma.fields.String(
+        validate=validate.Length(max=2048),
+        metadata={
+            "description": "webhook only: http(s) URL on a host of TABLETOP_BOT_WEBHOOK_HOSTS "
+            "(else 422 bot/webhook_not_allowed); each turn is POSTed to it"
+        },
+    )
+    budget_ms = ma.fields.Integer(
+        strict=True,
+        validate=validate.Range(*remote.BUDGET_MS),
+        metadata={"description": "time to answer a turn, round trip included (default 500)"},
+    )
+    on_failure = ma.fields.String(
+        validate=validate.OneOf(remote.ON_FAILURE),
+        metadata={
+            "description": "random (default): the random bot plays the turn; forfeit: "
+            "the seat resigns"
+        },  # fmt: skip
+    )
+
+
+class LatencySchema(ma.Schema):
+    """Latency percentiles of the last decisions (ms; null before any)."""
+
+    p50 = ma.fields.Integer(allow_none=True)
+    p95 = ma.fields.Integer(allow_none=True)
+    max = ma.fields.Integer(allow_none=True)
+
+
+class BotStatsSchema(ma.Schema):
+    """``bot_stats``."""
+
+    decisions = ma.fields.Integer()
+    latency_ms = ma.fields.Nested(LatencySchema)
+    timeouts = ma.fields.Integer()
+    illegal = ma.fields.Integer()
+    errors = ma.fields.Integer()
+    fallbacks = ma.fields.Integer()
+
+
+class BotSchema(ma.Schema):
+    """A registered bot (never its key)."""
+
+    id = ma.fields.String()
+    name = ma.fields.String()
+    games = ma.fields.List(ma.fields.String())
+    transport = ma.fields.String()
+    url = ma.fields.String()
+    budget_ms = ma.fields.Integer()
+    on_failure = ma.fields.String()
+    created_at = ma.fields.String()
+    retired = ma.fields.Boolean()
+    stats = ma.fields.Nested(BotStatsSchema)
+
+
+class RegisteredBotSchema(BotSchema):
+    """The answer to ``POST /v1/bots``: the bot with its key, shown this once."""
+
+    key = ma.fields.String(
+        metadata={
+            "description": "the bot's key: shown once, kept only as a SHA-256 hash; it "
+            "signs the turns (Tabletop-Signature) and retires the bot"
+        }  # fmt: skip
+    )
+
+
+class BotListSchema(ma.Schema):
+    """``GET /v1/bots``."""
+
+    bots = ma.fields.List(ma.fields.Nested(BotSchema))
+
+
+class BotListQuerySchema(StrictSchema):
+    """A page of bots."""
+
+    offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**9))
+    limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))

@@ -1,0 +1,420 @@
+"""Registered bots: bots that come from outside (``POST /v1/bots``) and play over a webhook.
+
+**Keys.** A bot's key is ``tbk_`` + hex ``HMAC-SHA256(server secret, "bot-key:" + bot id)``.
+The service keeps only its SHA-256 (to authenticate ``DELETE /v1/bots/{id}``), yet signs each
+turn with the key itself: it derives the key again from the server secret whenever it signs.
+So a copy of the bot records alone gives no key away, and no key is stored in any form that
+can be read back; whoever holds the server secret (``TABLETOP_BOT_SECRET``; without it, one
+the service makes once and keeps in Redis) can derive every key, which signing needs anyway.
+
+**A turn.** For each decision the seat's bot is sent the canonical JSON (``canonical_json``,
+docs/fairness.md) of ``{"type": "turn", "turn_id", "bot_id", "game", "game_id", "seat",
+"version", "view", "legal_commands", "budget_ms"}``, ``view`` being exactly the seat's view at
+``version`` (its stored projection), signed ``Tabletop-Signature: sha256=<hex HMAC-SHA256 of
+the body keyed with the key>``. It answers 200 ``{"command": {...}}`` within ``budget_ms``.
+Anything else — a timeout, a malformed or illegal command, another status (a redirect too: it
+is never followed), an answer over 64 KiB, an unreachable bot — is a failure, and the seat
+plays its ``on_failure`` policy: ``random`` (the random bot, drawing from ``bot_random`` of
+the game's secret seed, as a built-in random bot would) or ``forfeit`` (it resigns). The
+command submitted records ``bot_turn``: ``{"turn_id", "sent_sha256", "latency_ms",
+"failure"}``, hashed into the log with it, so an audit rebuilds the body from the seat's view
+and checks what the bot was sent, and a bot keeping the bodies it got can prove what it saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from shared import games
+from shared.app import bots, fairness, names
+from shared.app.context import App
+from shared.app.errors import AppError, ErrorCode
+from shared.app.match import Seat
+from shared.app.ports import RegisteredBot
+from shared.events import canonical_json
+from shared.games import errors as rules
+from shared.games.errors import GameError
+from shared.games.rng import Rng, bot_random
+
+log = logging.getLogger(__name__)
+
+REGISTERED = bots.REGISTERED
+BOT_TURN = bots.BOT_TURN
+WEBHOOK, CONNECTED = "webhook", "connected"
+TRANSPORTS = (WEBHOOK, CONNECTED)
+ON_FAILURE = ("random", "forfeit")
+FAILURES = ("timeout", "illegal", "error", "unreachable")
+# A registered bot's budget_ms bounds: under the stall sweep's BOT_STALL_S, so a turn still
+# waiting on its bot is never sent a second time by the sweep.
+BUDGET_MS = (50, 10_000)
+DEFAULT_BUDGET_MS = 500
+KEY_PREFIX = "tbk_"
+SIGNATURE_HEADER = "Tabletop-Signature"
+# Seconds a game-over notice waits for the bot (its answer is ignored).
+GAME_OVER_TIMEOUT_S = 2.0
+
+
+# ---- the registry -------------------------------------------------------------------------------
+
+
+def bot_key(secret: str, bot_id: str) -> str:
+    """The bot's key, derived from the server secret (never stored)."""
+    digest = hmac.new(secret.encode(), f"bot-key:{bot_id}".encode(), hashlib.sha256)
+    return KEY_PREFIX + digest.hexdigest()
+
+
+def key_hash(key: str) -> str:
+    """What is stored of a key."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def signature(key: str, body: bytes) -> str:
+    """The ``Tabletop-Signature`` header's value for ``body``."""
+    return "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+
+
+def register_bot(app: App, body: Mapping[str, Any]) -> dict[str, Any]:
+    """Register a bot (``POST /v1/bots``): its document with its ``key``, shown this once.
+    Raises AppError 422 naming each field at fault (``bot/webhook_not_allowed`` for a URL
+    outside the allow-list: nothing is ever sent to it)."""
+    errors: dict[str, list[str]] = {}
+    name = body.get("name")
+    if (problem := names.name_error(name)) is not None:
+        errors["name"] = [problem]
+    wanted = body.get("games")
+    if (
+        not isinstance(wanted, list)
+        or not wanted
+        or any(g not in games.names() for g in wanted)
+        or len(set(wanted)) != len(wanted)
+    ):
+        errors["games"] = [f"a list of distinct game names among {', '.join(games.names())}"]
+    transport = body.get("transport")
+    if transport not in TRANSPORTS:
+        errors["transport"] = [f"one of {', '.join(TRANSPORTS)}"]
+    budget = body.get("budget_ms", DEFAULT_BUDGET_MS)
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, int)
+        or not (BUDGET_MS[0] <= budget <= BUDGET_MS[1])
+    ):
+        errors["budget_ms"] = [f"an integer from {BUDGET_MS[0]} to {BUDGET_MS[1]}"]
+    on_failure = body.get("on_failure", "random")
+    if on_failure not in ON_FAILURE:
+        errors["on_failure"] = [f"one of {', '.join(ON_FAILURE)}"]
+    url = body.get("url")
+    if transport == WEBHOOK and not isinstance(url, str):
+        errors["url"] = ["a webhook bot needs its url"]
+    elif transport == CONNECTED and url is not None:
+        errors["url"] = ["a connected bot has no url"]
+    if errors:
+        raise AppError(
+            ErrorCode.REQUEST_INVALID,
+            "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),
+            errors=errors,
+        )
+    if transport == WEBHOOK:
+        assert isinstance(url, str)
+        why = app.ports.webhooks.refusal(url)
+        if why is not None:
+            raise AppError(ErrorCode.BOT_WEBHOOK_NOT_ALLOWED, f"url: {why}", errors={"url": [why]})
+    p = app.ports
+    bot_id = secrets.token_hex(8)
+    key = bot_key(p.bots.secret(), bot_id)
+    bot = RegisteredBot(
+        bot_id=bot_id,
+        name=str(name),
+        games=tuple(wanted),  # type: ignore[arg-type]
+        transport=str(transport),
+        url=url if transport == WEBHOOK else None,
+        budget_ms=int(budget),
+        on_failure=str(on_failure),
+        key_sha256=key_hash(key),
+        created_at=p.clock.now(),
+    )
+    p.bots.add(bot, p.clock.epoch())
+    return {**bot_doc(bot), "key": key}
+
+
+def bot_doc(bot: RegisteredBot, stats: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A bot as ``GET /v1/bots`` shows it (never its key or the key's hash)."""
+    doc: dict[str, Any] = {
+        "id": bot.bot_id,
+        "name": bot.name,
+        "games": list(bot.games),
+        "transport": bot.transport,
+        "budget_ms": bot.budget_ms,
+        "on_failure": bot.on_failure,
+        "created_at": bot.created_at,
+        "retired": bot.retired,
+    }
+    if bot.url is not None:
+        doc["url"] = bot.url
+    if stats is not None:
+        doc["stats"] = dict(stats)
+    return doc
+
+
+def show_bot(app: App, bot_id: str) -> dict[str, Any]:
+    """One bot with its ``stats``; AppError 404."""
+    bot = app.ports.bots.get(bot_id)
+    if bot is None:
+        raise AppError(ErrorCode.BOT_NOT_FOUND, f"no bot {bot_id!r}")
+    return bot_doc(bot, app.ports.bots.stats(bot_id))
+
+
+def list_bots(app: App, *, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+    """Registered bots, oldest first."""
+    found = (app.ports.bots.get(b) for b in app.ports.bots.list_ids(offset=offset, limit=limit))
+    return [bot_doc(b) for b in found if b is not None]
+
+
+def retire_bot(app: App, bot_id: str, key: str | None) -> None:
+    """Retire a bot with its own key (``DELETE /v1/bots/{id}``): it takes no new seats, and
+    the games it still plays go on with its ``on_failure`` policy. AppError 401/403/404."""
+    bot = app.ports.bots.get(bot_id)
+    if bot is None:
+        raise AppError(ErrorCode.BOT_NOT_FOUND, f"no bot {bot_id!r}")
+    if key is None:
+        raise AppError(ErrorCode.AUTH_REQUIRED, "retiring a bot needs its key (Bearer)")
+    if not hmac.compare_digest(key_hash(key), bot.key_sha256):
+        raise AppError(ErrorCode.AUTH_FORBIDDEN, "this key is not this bot's")
+    app.ports.bots.retire(bot_id)
+
+
+def registered_seats(
+    app: App, game: str, seat_specs: Sequence[Mapping[str, Any]]
+) -> dict[int, Seat]:
+    """The seats of the specs ``{"bot_id": ..., "name"?}``, by index. Raises GameError
+    ``options/invalid`` naming ``seats[i].bot_id`` for an unknown or retired bot, or one not
+    registered for ``game``."""
+    seats: dict[int, Seat] = {}
+    for i, spec in enumerate(seat_specs):
+        if "bot_id" not in spec:
+            continue
+        bot_id = spec["bot_id"]
+        bot = app.ports.bots.get(bot_id) if isinstance(bot_id, str) else None
+        field = f"seats[{i}].bot_id"
+        if bot is None or bot.retired:
+            raise rules.invalid_options(f"seat {i}: no bot {bot_id!r}", **{field: "no such bot"})
+        if game not in bot.games:
+            why = f"bot {bot_id} is not registered for {game}"
+            raise rules.invalid_options(f"seat {i}: {why}", **{field: why})
+        given = spec.get("name")
+        if given is not None and (problem := names.name_error(given)) is not None:
+            raise rules.invalid_options(
+                f"seat {i} name: {problem}", **{f"seats[{i}].name": problem}
+            )
+        seats[i] = Seat(name=str(given or bot.name), bot=REGISTERED, bot_spec=seat_spec(bot))
+    return seats
+
+
+def seat_spec(bot: RegisteredBot) -> dict[str, Any]:
+    """What a seat records of its registered bot (in ``game_created``, so hashed): all an
+    audit needs to rebuild the bodies it was sent."""
+    return {
+        "bot_id": bot.bot_id,
+        "transport": bot.transport,
+        "budget_ms": bot.budget_ms,
+        "on_failure": bot.on_failure,
+    }
+
+
+# ---- a turn -------------------------------------------------------------------------------------
+
+
+def turn_id(game_id: str, seat: int, version: int) -> str:
+    """A turn's id: one per seat and version (a repeated wake is the same turn)."""
+    return f"{game_id}-{seat}-{version}"
+
+
+def turn_body(
+    *, turn: str, spec: Mapping[str, Any], game_id: str, seat: int, view: Mapping[str, Any]
+) -> bytes:
+    """The exact bytes a bot is sent for a turn (its audit rebuilds them from the log)."""
+    doc = {
+        "type": "turn",
+        "turn_id": turn,
+        "bot_id": spec["bot_id"],
+        "game": view["game"],
+        "game_id": game_id,
+        "seat": seat,
+        "version": view["version"],
+        "view": view,
+        "legal_commands": view.get("legal_commands", []),
+        "budget_ms": spec["budget_ms"],
+    }
+    return canonical_json(doc).encode()
+
+
+def fallback(
+    spec: Mapping[str, Any], view: Mapping[str, Any], play_seed: str, seat: int, version: int
+) -> dict[str, Any]:
+    """The seat's ``on_failure`` command: the random bot's (``bot_random`` of the play seed,
+    as a built-in random bot draws) or a resignation."""
+    if spec.get("on_failure") == "forfeit":
+        return {"type": "resign"}
+    command = bots.random_bot(view, bot_random(play_seed, seat, version))
+    if command is None:
+        raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} has nothing to do")
+    return dict(command)
+
+
+def answer_command(
+    app: App, game_id: str, seat: int, view: Mapping[str, Any], status: int | None, raw: bytes
+) -> dict[str, Any] | None:
+    """The bot's command from its answer, as the engine spells it, or None when the answer
+    is not a 200 ``{"command": {...}}`` holding a legal command for the seat now."""
+    if status != 200:
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    command = doc.get("command") if isinstance(doc, dict) else None
+    if not isinstance(command, dict):
+        return None
+    record = app.load(game_id)
+    engine = record.engine
+    try:
+        parsed = engine.parse_command(command)
+        if record.version != view["version"] or record.state is None:
+            return None  # the game moved on: its command is for a state that is gone
+        # A dry run of the worker's decision: refused here, it would be refused there.
+        seed = fairness.play_seed(record.match, _seed(app, game_id))
+        engine.decide(record.state, seat, parsed, Rng(seed, f"v{record.version}"))
+    except (GameError, ValueError, TypeError, KeyError):
+        return None
+    out: dict[str, Any] = engine.command_to_json(parsed)
+    return out
+
+
+def _seed(app: App, game_id: str) -> str:
+    entry = app.entry(game_id)
+    if entry is None:
+        raise LookupError(game_id)
+    return entry.seed
+
+
+def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
+    """A registered bot's turn: send it the seat's view, take its command or its failure's
+    fallback, submit it like any bot's (``bot-<seat>-<version>``) with ``bot_turn``. Once the
+    game is over, a webhook bot is told so instead (``game_over``, best effort)."""
+    from shared.app import handlers
+
+    raw = app.ports.read_models.read(game_id, seat)
+    if raw is None:
+        return "no such game"
+    view: dict[str, Any] = json.loads(raw)
+    spec = handlers.bot_spec(view, seat)
+    if spec.get("bot") != REGISTERED:
+        return "not a registered bot"
+    if view.get("outcome"):
+        return notify_game_over(app, game_id, seat, view, spec)
+    if seat not in view["to_act"]:
+        return "stale"
+    simultaneous = len(view["to_act"]) > 1
+    if view["version"] != version and not simultaneous:
+        return "stale"
+    version = int(view["version"])
+    cid = f"{handlers.BOT_COMMAND_PREFIX}{seat}-{version}"
+    if app.ports.bus.was_sent(game_id, cid):
+        return cid
+    bot = app.ports.bots.get(str(spec["bot_id"]))
+    turn = turn_id(game_id, seat, version)
+    body = turn_body(turn=turn, spec=spec, game_id=game_id, seat=seat, view=view)
+    command: dict[str, Any] | None = None
+    failure: str | None
+    if bot is None or bot.retired or bot.transport != WEBHOOK or bot.url is None:
+        failure, latency = "unreachable", 0  # nothing to send to
+    else:
+        key = bot_key(app.ports.bots.secret(), bot.bot_id)
+        headers = {"Content-Type": "application/json", SIGNATURE_HEADER: signature(key, body)}
+        answer = app.ports.webhooks.post(bot.url, body, headers, int(spec["budget_ms"]) / 1000)
+        latency = answer.latency_ms
+        failure = answer.failure
+        if failure is None:
+            command = answer_command(app, game_id, seat, view, answer.status, answer.body)
+            if command is None:
+                failure = "illegal" if answer.status == 200 else "error"
+    if command is None:
+        seed = fairness.play_seed_of_view(view, _seed(app, game_id))
+        command = fallback(spec, view, seed, seat, version)
+    command[BOT_TURN] = {
+        "turn_id": turn,
+        "sent_sha256": hashlib.sha256(body).hexdigest(),
+        "latency_ms": int(latency),
+        "failure": failure,
+    }
+    if bot is not None:
+        app.ports.bots.record(bot.bot_id, int(latency), failure)
+    return handlers.submit_bot_command(app, view, seat, version, command, cid)
+
+
+def notify_game_over(
+    app: App, game_id: str, seat: int, view: Mapping[str, Any], spec: Mapping[str, Any]
+) -> str:
+    """Tell a webhook bot its game is over (once; its answer is ignored)."""
+    bot = app.ports.bots.get(str(spec["bot_id"]))
+    if bot is None or bot.url is None or bot.transport != WEBHOOK:
+        return "nothing to tell"
+    if not app.ports.bus.send_once(game_id, f"over-{seat}", 24 * 3600):
+        return "told already"
+    doc = {"type": "game_over", "game_id": game_id, "seat": seat, "outcome": view["outcome"]}
+    body = canonical_json(doc).encode()
+    key = bot_key(app.ports.bots.secret(), bot.bot_id)
+    headers = {"Content-Type": "application/json", SIGNATURE_HEADER: signature(key, body)}
+    app.ports.webhooks.post(bot.url, body, headers, GAME_OVER_TIMEOUT_S)
+    return "told"
+
+
+# ---- the audit ----------------------------------------------------------------------------------
+
+
+def turn_fault(
+    view: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    game_id: str,
+    seat: int,
+    at: int,
+    recorded: Mapping[str, Any],
+    play_seed: str,
+) -> str | None:
+    """Why a registered bot's move recorded at the version after ``at`` is not what the
+    service may have played (None: it is). ``view`` is the seat's view at ``at`` recomputed
+    from the log, ``recorded`` the command with its ``bot_turn``. The body is rebuilt and its
+    hash must be ``sent_sha256`` (the bot was sent that seat's view and nothing else); a
+    failure's move must be its ``on_failure`` policy's (the random bot's is re-drawn)."""
+    turn = recorded.get(BOT_TURN)
+    if not isinstance(turn, Mapping) or set(turn) != {
+        "turn_id", "sent_sha256", "latency_ms", "failure"
+    }:  # fmt: skip
+        return f"a registered bot's move without its {BOT_TURN}"
+    failure = turn["failure"]
+    if failure is not None and failure not in FAILURES:
+        return f"a registered bot's move with an unknown failure {failure!r}"
+    body = turn_body(turn=str(turn["turn_id"]), spec=spec, game_id=game_id, seat=seat, view=view)
+    if hashlib.sha256(body).hexdigest() != turn["sent_sha256"]:
+        return "its sent_sha256 is not the hash of the turn rebuilt from the seat's view"
+    if failure is None:
+        return None  # the bot's own command: the rules check it ("commands legal")
+    move = {k: v for k, v in recorded.items() if k != BOT_TURN}
+    try:
+        expected = fallback(spec, view, play_seed, seat, at)
+    except GameError as exc:
+        return f"its on_failure move cannot be replayed ({exc})"
+    engine = games.get(str(view["game"]))
+    if spec.get("on_failure") == "forfeit":
+        return None if move == expected else "a forfeit's move that is not a resignation"
+    try:
+        again = json.loads(json.dumps(engine.command_to_json(engine.parse_command(expected))))
+    except GameError:
+        return "its fallback cannot be replayed"
+    same = again == json.loads(json.dumps(move))
+    return None if same else "its fallback is not what the random bot plays from that view"
