@@ -179,15 +179,22 @@ def run(args: argparse.Namespace) -> int:
 
 def parse_entrants(text: str) -> list[dict[str, Any]]:
     """``ismcts:iterations=200,heuristic`` -> checked bot specs; CliError names the bad one.
-    ``mypkg.mod:MyBot`` names a bot-kit class (``services.kit_entrants``: ``--local`` only)."""
+    ``mypkg.mod:MyBot`` names a bot-kit class (``services.kit_entrants``: ``--local`` only);
+    ``bot_id=<id>`` a bot registered with ``POST /v1/bots`` (the service only)."""
     from services import kit_entrants
     from services.cli import parse_bot
     from shared.app import bots
 
-    specs = []
+    specs: list[dict[str, Any]] = []
     for n, item in enumerate(text.split(","), start=1):
         if not item.strip():
             raise CliError(f"--entrants: entrant {n} is empty (bots are separated by commas)")
+        key, sep, bot_id = item.strip().partition("=")
+        if key == "bot_id" and sep:  # a registered bot (POST /v1/bots): the service checks it
+            if not bot_id.strip():
+                raise CliError(f"--entrants: entrant {n} {item.strip()!r}: bot_id=<id>")
+            specs.append({"bot_id": bot_id.strip()})
+            continue
         try:
             kit = kit_entrants.kit_spec(item)
         except kit_entrants.KitBotError as exc:
@@ -307,6 +314,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise CliError("--games must be a positive integer")
     body = _body(args)
+    registered = [e["bot_id"] for e in body["entrants"] if "bot_id" in e]
+    if args.local and registered:
+        raise CliError(
+            f"--entrants: bot_id={registered[0]} is a registered bot, played only by the "
+            "service (drop --local)"
+        )
     plots = _check_plots(args.plots)
     if args.local:
         return _run_local(body, args.jobs or os.cpu_count() or 1, plots)

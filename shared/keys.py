@@ -156,3 +156,27 @@ def bot_counts(bot_id: str) -> str:
 def bot_latencies(bot_id: str) -> str:
     """List of a registered bot's latest decision latencies (ms), newest first."""
     return f"bot:{{{bot_id}}}:latencies"
+
+
+BOT_KEYS = "bots:keys"  # hash: a bot key's SHA-256 -> the bot's id (a connected bot's login)
+
+
+def bot_turn(bot_id: str, turn_id: str) -> str:
+    """Hash of a connected bot's turn: ``body``, ``deadline`` (ms, Redis's clock), ``state``
+    (``open``, ``answered``, ``closed``); it expires a while after its deadline."""
+    return f"bot:{{{bot_id}}}:turn:{turn_id}"
+
+
+def bot_turn_answer(bot_id: str, turn_id: str) -> str:
+    """List holding the accepted answer of a connected bot's turn (its waiter pops it)."""
+    return f"bot:{{{bot_id}}}:answer:{turn_id}"
+
+
+def bot_pending(bot_id: str) -> str:
+    """Sorted set of a connected bot's open turn ids by deadline (ms)."""
+    return f"bot:{{{bot_id}}}:pending"
+
+
+def bot_channel(bot_id: str) -> str:
+    """Pub/sub channel of a connected bot's messages (its turn stream listens)."""
+    return f"bot:{{{bot_id}}}:messages"

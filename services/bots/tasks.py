@@ -39,7 +39,13 @@ TIME_LIMITS = {
 
 @cache
 def _application() -> App:
-    return bootstrap()
+    # A real dispatcher: a task may start work of its own (a tournament's live games are
+    # created by its batch and by the scoring of the game before, and wake their bots).
+    from services.celery_client import make_dispatcher
+    from shared.config import Settings
+
+    settings = Settings.from_env()
+    return bootstrap(settings, dispatcher=make_dispatcher(settings))
 
 
 def move(game_id: str, seat: int, version: int, search: bool = False) -> str:

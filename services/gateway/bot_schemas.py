@@ -100,3 +100,19 @@ class BotListQuerySchema(StrictSchema):
 
     offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**9))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+
+
+class TurnAnswerSchema(StrictSchema):
+    """``POST /v1/bots/me/turns/{turn_id}``: a connected bot's answer."""
+
+    command = ma.fields.Dict(
+        required=True,
+        metadata={"description": "the command to play (one of the turn's legal_commands)"},
+    )
+
+
+class TurnAcceptedSchema(ma.Schema):
+    """An answer taken: the turn and the command as the engine spells it."""
+
+    turn_id = ma.fields.String()
+    command = ma.fields.Dict()

@@ -43,6 +43,12 @@ OPERATION_IDS = {
     ("post", "/v1/tournaments"): "createTournament",
     ("get", "/v1/tournaments/{tournament_id}"): "getTournament",
     ("delete", "/v1/tournaments/{tournament_id}"): "cancelTournament",
+    ("get", "/v1/bots"): "listBots",
+    ("post", "/v1/bots"): "registerBot",
+    ("get", "/v1/bots/{bot_id}"): "getBot",
+    ("delete", "/v1/bots/{bot_id}"): "retireBot",
+    ("get", "/v1/bots/me/turns"): "getBotTurns",
+    ("post", "/v1/bots/me/turns/{turn_id}"): "answerBotTurn",
 }
 
 GAME_ID = "$response.body#/id"

@@ -9,14 +9,26 @@ from services.gateway.schemas import NAME_DOC, StrictSchema, printable
 from shared import games
 from shared.app import bots
 from shared.tournaments.plan import DEFAULT_MAX_GAMES, FORMATS, MAX_ENTRANTS, MAX_NAME
+from shared.tournaments.sprt import HISTORY_POINTS
 
 
 class EntrantSchema(StrictSchema):
-    """One entrant: a bot seat spec, with an optional display name."""
+    """One entrant: a built-in bot's seat spec or a registered bot's (``bot_id``), with an
+    optional display name."""
 
     name = ma.fields.String(validate=[validate.Length(min=1, max=MAX_NAME), printable],
                             metadata=NAME_DOC)  # fmt: skip
-    bot = ma.fields.String(required=True, validate=validate.OneOf(bots.names()))
+    bot = ma.fields.String(
+        validate=validate.OneOf(bots.names()),
+        metadata={"description": "a built-in bot (or give bot_id)"},
+    )
+    bot_id = ma.fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={
+            "description": "a bot registered with POST /v1/bots for this game (instead of "
+            "bot; its name by default): its games are played live, its turns sent to it"
+        },
+    )
     budget_ms = ma.fields.Integer(
         strict=True, metadata={"description": "ismcts only (10-10000 ms a move)"}
     )
@@ -26,6 +38,11 @@ class EntrantSchema(StrictSchema):
 
     @ma.validates_schema
     def _spec(self, data: dict, **_: object) -> None:
+        if "bot_id" in data:
+            extra = sorted(k for k in data if k not in ("bot_id", "name"))
+            if extra:
+                raise ma.ValidationError({extra[0]: ["not with bot_id"]})
+            return
         try:
             bots.parse_spec(data)
         except bots.BotSpecError as exc:
@@ -37,7 +54,7 @@ class FieldSchema(EntrantSchema):
     by their seat)."""
 
     class Meta:
-        exclude = ("name",)
+        exclude = ("name", "bot_id")
 
 
 class SprtSchema(StrictSchema):
@@ -139,6 +156,36 @@ class TournamentQuerySchema(StrictSchema):
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
 
 
+class SprtStateSchema(ma.Schema):
+    """The state of an ``sprt`` match's test."""
+
+    llr = ma.fields.Float(metadata={"description": "the log-likelihood ratio now"})
+    lower = ma.fields.Float(metadata={"description": "H0 is accepted at or below it"})
+    upper = ma.fields.Float(metadata={"description": "H1 is accepted at or above it"})
+    pairs = ma.fields.Integer(
+        metadata={"description": "complete duplicate pairs counted, in pair order"}
+    )
+    result = ma.fields.String(
+        allow_none=True, metadata={"enum": ["H0", "H1"], "description": "null: undecided"}
+    )
+    pentanomial = ma.fields.List(
+        ma.fields.Integer(),
+        metadata={"description": "pairs that scored 0, 1/2, 1, 3/2 and 2 for the candidate"},
+    )
+    history = ma.fields.List(
+        ma.fields.List(ma.fields.Raw()),
+        metadata={
+            "description": f"[pairs, llr] after counted pairs, for a plot: every pair while "
+            f"there are few, then evenly thinned (at most {HISTORY_POINTS} points), the "
+            "latest pair last"
+        },
+    )
+    elo0 = ma.fields.Float()
+    elo1 = ma.fields.Float()
+    alpha = ma.fields.Float()
+    beta = ma.fields.Float()
+
+
 class TournamentSchema(ma.Schema):
     """A tournament with its standings."""
 
@@ -153,7 +200,9 @@ class TournamentSchema(ma.Schema):
         metadata={
             "description": "per entrant, best win rate first: entrant, name, spec, games, wins "
             "(a win shared by k counts 1/k), win_rate, win_rate_ci [low, high] (95% Wilson), "
-            "mean_score, mean_score_ci (95%, normal), mean_rank"
+            "mean_score, mean_score_ci (95%, normal), mean_rank; a registered bot's entrant "
+            "also bot_stats over this tournament's games: {decisions, latency_ms: {p50, p95, "
+            "max}, timeouts, illegal, errors, fallbacks}, as GET /v1/bots/{id}'s stats"
         },
     )
     ratings = ma.fields.List(
@@ -186,14 +235,10 @@ class TournamentSchema(ma.Schema):
     field = ma.fields.Dict(
         allow_none=True, metadata={"description": "gauntlet and sprt: the field's bot spec"}
     )
-    sprt = ma.fields.Dict(
+    sprt = ma.fields.Nested(
+        SprtStateSchema,
         allow_none=True,
-        metadata={
-            "description": "an sprt match's test (null otherwise): llr, lower and upper (the "
-            "LLR bounds: H0 at or below lower, H1 at or above upper), pairs (complete pairs "
-            "counted, in pair order), result (null, H0 or H1), pentanomial (pairs that "
-            "scored 0, 1/2, 1, 3/2, 2), elo0, elo1, alpha, beta"
-        },
+        metadata={"description": "an sprt match's test (null otherwise)"},
     )
     rated_games = ma.fields.Integer(
         metadata={

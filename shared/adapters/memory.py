@@ -21,6 +21,7 @@ from shared.app.ports import (
     STATS_WINDOW,
     GameEntry,
     NullDispatcher,
+    PendingTurn,
     Ports,
     RegisteredBot,
     TournamentEntry,
@@ -597,6 +598,126 @@ class MemoryBotRegistry:
         with self._lock:
             return bot_stats_doc(self._counts.get(bot_id, {}), self._latencies.get(bot_id, []))
 
+    def by_key(self, key_sha256: str) -> str | None:
+        """See ``BotRegistry.by_key``."""
+        with self._lock:
+            found = [b.bot_id for b in self._bots.values() if b.key_sha256 == key_sha256]
+        return found[0] if found else None
+
+
+class MemoryConnectedTurns:
+    """``ConnectedTurns`` in dicts, on this machine's clock; expired turns are dropped when
+    met."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        # (bot, turn) -> [body, deadline (monotonic s), state, forget at (monotonic s)]
+        self._turns: dict[tuple[str, str], list[Any]] = {}
+        self._answers: dict[tuple[str, str], bytes] = {}
+        self._subs: dict[str, list[queue.Queue[bytes]]] = {}
+
+    def _find(self, bot_id: str, turn_id: str) -> list[Any] | None:
+        found = self._turns.get((bot_id, turn_id))
+        if found is not None and time.monotonic() > found[3]:
+            del self._turns[(bot_id, turn_id)]
+            self._answers.pop((bot_id, turn_id), None)
+            return None
+        return found
+
+    def issue(
+        self, bot_id: str, turn_id: str, body: bytes, budget_ms: int, keep_s: int
+    ) -> int | None:
+        """See ``ConnectedTurns.issue``."""
+        with self._cond:
+            if self._find(bot_id, turn_id) is not None:
+                return None
+            deadline = time.monotonic() + budget_ms / 1000
+            self._turns[(bot_id, turn_id)] = [body, deadline, "open", deadline + keep_s]
+        self.publish(bot_id, body)
+        return budget_ms
+
+    def get(self, bot_id: str, turn_id: str) -> PendingTurn | None:
+        """See ``ConnectedTurns.get``."""
+        with self._cond:
+            found = self._find(bot_id, turn_id)
+            if found is None:
+                return None
+            left = round((found[1] - time.monotonic()) * 1000)
+            return PendingTurn(found[0], left, found[2] == "open" and left >= 0)
+
+    def pending(self, bot_id: str) -> list[bytes]:
+        """See ``ConnectedTurns.pending``."""
+        now = time.monotonic()
+        with self._cond:
+            mine = [t for (b, _), t in self._turns.items() if b == bot_id]
+            mine.sort(key=lambda t: t[1])
+            return [t[0] for t in mine if t[2] == "open" and t[1] >= now]
+
+    def answer(self, bot_id: str, turn_id: str, payload: bytes) -> str:
+        """See ``ConnectedTurns.answer``."""
+        with self._cond:
+            found = self._find(bot_id, turn_id)
+            if found is None:
+                return "unknown"
+            if found[2] != "open" or time.monotonic() > found[1]:
+                return "expired"
+            found[2] = "answered"
+            self._answers[(bot_id, turn_id)] = payload
+            self._cond.notify_all()
+            return "ok"
+
+    def wait(self, bot_id: str, turn_id: str, timeout_s: float) -> bytes | None:
+        """See ``ConnectedTurns.wait``."""
+        with self._cond:
+            self._cond.wait_for(lambda: (bot_id, turn_id) in self._answers, max(timeout_s, 0))
+            return self._answers.pop((bot_id, turn_id), None)
+
+    def close(self, bot_id: str, turn_id: str) -> bytes | None:
+        """See ``ConnectedTurns.close``."""
+        with self._cond:
+            found = self._find(bot_id, turn_id)
+            if found is not None and found[2] == "open":
+                found[2] = "closed"
+            return self._answers.pop((bot_id, turn_id), None)
+
+    def publish(self, bot_id: str, message: bytes) -> None:
+        """See ``ConnectedTurns.publish``."""
+        with self._cond:
+            subs = list(self._subs.get(bot_id, []))
+        for q in subs:
+            q.put(message)
+
+    def subscribe(self, bot_id: str) -> MemoryTurnSubscription:
+        """See ``ConnectedTurns.subscribe``."""
+        q: queue.Queue[bytes] = queue.Queue()
+        with self._cond:
+            self._subs.setdefault(bot_id, []).append(q)
+        return MemoryTurnSubscription(self, bot_id, q)
+
+    def _drop(self, bot_id: str, q: queue.Queue[bytes]) -> None:
+        with self._cond:
+            subs = self._subs.get(bot_id, [])
+            if q in subs:
+                subs.remove(q)
+
+
+class MemoryTurnSubscription:
+    """One listener of a connected bot's messages."""
+
+    def __init__(self, turns: MemoryConnectedTurns, bot_id: str, q: queue.Queue[bytes]) -> None:
+        self._turns, self._bot_id, self._q = turns, bot_id, q
+
+    def next(self, timeout: float) -> bytes | None:
+        """See ``TurnSubscription.next``."""
+        try:
+            return self._q.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        """See ``TurnSubscription.close``."""
+        self._turns._drop(self._bot_id, self._q)
+
 
 def utc_iso(moment: datetime) -> str:
     """ISO-8601 UTC with milliseconds and a ``Z``."""
@@ -621,6 +742,7 @@ def memory_ports(
         searches=MemorySearchShares(),
         bots=MemoryBotRegistry(bot_secret),
         webhooks=HttpWebhooks(),
+        turns=MemoryConnectedTurns(),
         batch=no_batch,
         shards=shards,
     )

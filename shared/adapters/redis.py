@@ -40,6 +40,7 @@ from shared.app.ports import (
     BotDispatcher,
     GameEntry,
     NullDispatcher,
+    PendingTurn,
     Ports,
     RegisteredBot,
     TournamentEntry,
@@ -892,6 +893,7 @@ class RedisBotRegistry:
         doc = dataclasses.asdict(bot)
         doc.pop("retired")
         self._r.hset(keys.bot(bot.bot_id), mapping={"doc": json.dumps(doc), "retired": "0"})
+        self._r.hset(keys.BOT_KEYS, bot.key_sha256, bot.bot_id)
         self._r.zadd(keys.BOTS, {bot.bot_id: epoch}, nx=True)
 
     def get(self, bot_id: str) -> RegisteredBot | None:
@@ -935,6 +937,180 @@ class RedisBotRegistry:
         return bot_stats_doc(
             {_text(k): int(v) for k, v in counts.items()}, [int(v) for v in latencies]
         )
+
+    def by_key(self, key_sha256: str) -> str | None:
+        """See ``BotRegistry.by_key``."""
+        found = self._r.hget(keys.BOT_KEYS, key_sha256)
+        return None if found is None else _text(found)
+
+
+# Redis's clock in milliseconds, put before the scripts that read it (every gateway and worker
+# judges a turn's deadline by the same clock).
+_NOW_MS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+
+class RedisConnectedTurns:
+    """``ConnectedTurns`` on the bot's slot: a hash per turn (``keys.bot_turn``), the open
+    turns by deadline (``keys.bot_pending``), the accepted answer in a list its waiter BLPOPs
+    (``keys.bot_turn_answer``), the bot's messages on ``keys.bot_channel``. Every key
+    expires ``keep_s`` after the turn's deadline; answering and closing are one script each,
+    so an answer is either accepted before the deadline and handed over, or refused."""
+
+    # KEYS: turn, pending. ARGV: body, budget ms, keep ms, turn id.
+    _ISSUE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+local deadline = now + tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'body', ARGV[1], 'deadline', deadline, 'state', 'open')
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], deadline, ARGV[4])
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]) + tonumber(ARGV[3]))
+return tonumber(ARGV[2])
+"""
+    # KEYS: turn. -> {body, ms left, state} or nil.
+    _GET = """
+local got = redis.call('HMGET', KEYS[1], 'body', 'deadline', 'state')
+if not got[1] then return nil end
+return {got[1], tonumber(got[2]) - now, got[3]}
+"""
+    # KEYS: turn, answer, pending. ARGV: payload, turn id, keep ms.
+    _ANSWER = """
+local got = redis.call('HMGET', KEYS[1], 'state', 'deadline')
+if not got[1] then return 'unknown' end
+if got[1] ~= 'open' or now > tonumber(got[2]) then return 'expired' end
+redis.call('HSET', KEYS[1], 'state', 'answered')
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
+redis.call('ZREM', KEYS[3], ARGV[2])
+return 'ok'
+"""
+    # KEYS: turn, answer, pending. ARGV: turn id. -> the answer not taken yet, or nil.
+    _CLOSE = """
+redis.call('ZREM', KEYS[3], ARGV[1])
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'open' then
+  redis.call('HSET', KEYS[1], 'state', 'closed')
+  return nil
+end
+return redis.call('LPOP', KEYS[2])
+"""
+
+    def __init__(self, client: Client) -> None:
+        self._r = client
+        self._issue = client.register_script(_NOW_MS + self._ISSUE)
+        self._get = client.register_script(_NOW_MS + self._GET)
+        self._answer = client.register_script(_NOW_MS + self._ANSWER)
+        self._close = client.register_script(self._CLOSE)
+
+    def issue(
+        self, bot_id: str, turn_id: str, body: bytes, budget_ms: int, keep_s: int
+    ) -> int | None:
+        """See ``ConnectedTurns.issue``: stored by one script, then published (after the
+        store, so a bot that hears of it can answer it)."""
+        left = int(
+            self._issue(
+                keys=[keys.bot_turn(bot_id, turn_id), keys.bot_pending(bot_id)],
+                args=[body, budget_ms, keep_s * 1000, turn_id],
+            )
+        )
+        if left < 0:
+            return None
+        self._r.publish(keys.bot_channel(bot_id), body)
+        return left
+
+    def get(self, bot_id: str, turn_id: str) -> PendingTurn | None:
+        """See ``ConnectedTurns.get``."""
+        got = self._get(keys=[keys.bot_turn(bot_id, turn_id)])
+        if got is None:
+            return None
+        body, left, state = got
+        return PendingTurn(bytes(body), int(left), _text(state) == "open" and int(left) >= 0)
+
+    def pending(self, bot_id: str) -> list[bytes]:
+        """See ``ConnectedTurns.pending``."""
+        seconds, micros = self._r.time()
+        now = int(seconds) * 1000 + int(micros) // 1000
+        ids = self._r.zrangebyscore(keys.bot_pending(bot_id), now, "+inf")
+        if not ids:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        for tid in ids:
+            pipe.hmget(keys.bot_turn(bot_id, _text(tid)), ["body", "state"])
+        return [bytes(b) for b, st in pipe.execute() if b is not None and _text(st) == "open"]
+
+    def answer(self, bot_id: str, turn_id: str, payload: bytes) -> str:
+        """See ``ConnectedTurns.answer``."""
+        got = self._answer(
+            keys=[keys.bot_turn(bot_id, turn_id), keys.bot_turn_answer(bot_id, turn_id),
+                  keys.bot_pending(bot_id)],
+            args=[payload, turn_id, 60_000],
+        )  # fmt: skip
+        return _text(got)
+
+    def wait(self, bot_id: str, turn_id: str, timeout_s: float) -> bytes | None:
+        """See ``ConnectedTurns.wait``: BLPOPs of at most ``WAIT_STEP_S`` (each under the
+        client's socket timeout), so a greenlet waits, not a thread."""
+        key = keys.bot_turn_answer(bot_id, turn_id)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            popped = self._r.blpop([key], timeout=max(0.01, min(left, WAIT_STEP_S)))
+            if popped is not None:
+                return cast(bytes, popped[1])
+
+    def close(self, bot_id: str, turn_id: str) -> bytes | None:
+        """See ``ConnectedTurns.close``."""
+        got = self._close(
+            keys=[keys.bot_turn(bot_id, turn_id), keys.bot_turn_answer(bot_id, turn_id),
+                  keys.bot_pending(bot_id)],
+            args=[turn_id],
+        )  # fmt: skip
+        return None if got is None else bytes(got)
+
+    def publish(self, bot_id: str, message: bytes) -> None:
+        """See ``ConnectedTurns.publish``."""
+        self._r.publish(keys.bot_channel(bot_id), message)
+
+    def subscribe(self, bot_id: str) -> RedisTurnSubscription:
+        """See ``ConnectedTurns.subscribe``: returns once Redis has confirmed the
+        subscription, so nothing published afterwards is missed."""
+        pubsub = self._r.pubsub()
+        pubsub.subscribe(keys.bot_channel(bot_id))
+        deadline = time.monotonic() + 10
+        while True:
+            msg = pubsub.get_message(timeout=1.0)
+            if msg is not None and msg.get("type") == "subscribe":
+                return RedisTurnSubscription(pubsub)
+            if time.monotonic() > deadline:
+                pubsub.close()
+                raise redis.TimeoutError("the subscription was not confirmed")
+
+
+class RedisTurnSubscription:
+    """One pub/sub connection listening to a connected bot's channel."""
+
+    def __init__(self, pubsub: Any) -> None:
+        self._p = pubsub
+
+    def next(self, timeout: float) -> bytes | None:
+        """See ``TurnSubscription.next``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            msg = self._p.get_message(timeout=max(left, 0.0))
+            if msg is not None and msg.get("type") == "message":
+                return cast(bytes, msg["data"])
+            if left <= 0:
+                return None
+
+    def close(self) -> None:
+        """See ``TurnSubscription.close``."""
+        self._p.close()
 
 
 MAX_CONNECTIONS = 1000  # per process; a request past it waits for one (it does not fail)
@@ -987,6 +1163,7 @@ def redis_ports(
         searches=RedisSearchShares(client),
         bots=RedisBotRegistry(client, bot_secret),
         webhooks=HttpWebhooks(),
+        turns=RedisConnectedTurns(client),
         batch=batch,
         shards=shards,
         ping=lambda: bool(client.ping()),

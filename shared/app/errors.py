@@ -48,6 +48,8 @@ class ErrorCode(StrEnum):
     SERVER_ERROR = "server/error"
     BOT_NOT_FOUND = "bot/not_found"
     BOT_WEBHOOK_NOT_ALLOWED = "bot/webhook_not_allowed"
+    TURN_NOT_FOUND = "turn/not_found"
+    TURN_EXPIRED = "turn/expired"
 
 
 # code -> (HTTP status, title)
@@ -84,6 +86,8 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.SERVER_ERROR: (500, "Internal Server Error"),
     ErrorCode.BOT_NOT_FOUND: (404, "No such bot"),
     ErrorCode.BOT_WEBHOOK_NOT_ALLOWED: (422, "This webhook URL is not allowed"),
+    ErrorCode.TURN_NOT_FOUND: (404, "No such turn of this bot"),
+    ErrorCode.TURN_EXPIRED: (409, "The turn is over"),
 }
 
 

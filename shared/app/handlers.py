@@ -1232,6 +1232,12 @@ def finalize_record(app: App, record: GameRecord) -> str:
         return "not over"
     app.ports.directory.record_result(record.id, result_doc(record))
     rate_bots(app, record, outcome)
+    if record.match.tournament is not None:
+        # A tournament's live game (one seating a registered bot) is folded into its
+        # standings here, its result stored first; a game played whole is folded by its batch.
+        from shared.app import tournaments
+
+        tournaments.game_finished(app, record)
     return "ok"
 
 

@@ -399,6 +399,83 @@ class BotRegistry(Protocol):
         "errors", "fallbacks"}``; latencies over the last ``STATS_WINDOW`` decisions."""
         ...
 
+    def by_key(self, key_sha256: str) -> str | None:
+        """The id of the bot whose key hashes to ``key_sha256`` (a connected bot names
+        itself by its key alone), or None."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """A connected bot's turn as stored: the exact ``body`` it is sent, the milliseconds
+    ``left_ms`` until its deadline by the backend's clock (negative once past), and whether
+    it is still ``open`` (unanswered and not past its deadline)."""
+
+    body: bytes
+    left_ms: int
+    open: bool
+
+
+class TurnSubscription(Protocol):
+    """An open subscription to one connected bot's messages (turns, game-over notes)."""
+
+    def next(self, timeout: float) -> bytes | None:
+        """The next message published, or None after ``timeout`` seconds."""
+        ...
+
+    def close(self) -> None:
+        """Stop listening."""
+        ...
+
+
+class ConnectedTurns(Protocol):
+    """The turns of connected bots (``GET /v1/bots/me/turns``): each waits in a per-bot
+    structure that expires, is published on the bot's channel, and is answered at most once
+    before its deadline; the task that issued it waits for the answer without a thread."""
+
+    def issue(
+        self, bot_id: str, turn_id: str, body: bytes, budget_ms: int, keep_s: int
+    ) -> int | None:
+        """Store the turn as open with its deadline ``budget_ms`` from now (kept ``keep_s``
+        seconds past it, so a late answer is told ``expired``, not ``unknown``) and publish
+        ``body`` to the bot: the milliseconds left (``budget_ms``), or None when this turn
+        was issued already (nothing is stored or published again)."""
+        ...
+
+    def get(self, bot_id: str, turn_id: str) -> PendingTurn | None:
+        """The bot's turn, or None when this bot has no such turn (another bot's turn is
+        not found either: a bot cannot tell that it exists)."""
+        ...
+
+    def pending(self, bot_id: str) -> list[bytes]:
+        """The bodies of the bot's open turns, oldest deadline first (what a bot that
+        reconnects is sent again)."""
+        ...
+
+    def answer(self, bot_id: str, turn_id: str, payload: bytes) -> str:
+        """Answer an open turn, atomically: ``ok`` (``payload`` is handed to its waiter and
+        the turn closes), ``expired`` (past its deadline, or answered already) or
+        ``unknown``."""
+        ...
+
+    def wait(self, bot_id: str, turn_id: str, timeout_s: float) -> bytes | None:
+        """The payload of the turn's answer, waiting at most ``timeout_s``; None if none."""
+        ...
+
+    def close(self, bot_id: str, turn_id: str) -> bytes | None:
+        """Close the turn (no answer is taken after this): the payload of an answer that
+        was accepted but not yet taken by ``wait``, else None."""
+        ...
+
+    def publish(self, bot_id: str, message: bytes) -> None:
+        """Send ``message`` to the bot's subscribers (a game-over note)."""
+        ...
+
+    def subscribe(self, bot_id: str) -> TurnSubscription:
+        """Listen to the bot's messages; every message published after this returns is
+        received."""
+        ...
+
 
 FAILURE_COUNTS = {"timeout": "timeouts", "illegal": "illegal", "error": "errors",
                   "unreachable": "errors"}  # fmt: skip
@@ -523,6 +600,7 @@ class Ports:
     searches: SearchShares
     bots: BotRegistry
     webhooks: WebhookSender
+    turns: ConnectedTurns
     batch: Callable[[Callable[[Any], None] | None], AbstractContextManager[None]]
     shards: int = 1
     ping: Callable[[], bool] = lambda: True

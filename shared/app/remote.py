@@ -28,6 +28,7 @@ import hmac
 import json
 import logging
 import secrets
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,6 +59,13 @@ KEY_PREFIX = "tbk_"
 SIGNATURE_HEADER = "Tabletop-Signature"
 # Seconds a game-over notice waits for the bot (its answer is ignored).
 GAME_OVER_TIMEOUT_S = 2.0
+# Seconds a connected bot's turn is kept past its deadline: an answer that comes later is told
+# 409 turn/expired (after that, 404 turn/not_found).
+TURN_KEEP_S = 300
+# A connected bot's turn found issued already is settled by the task that meets it only this
+# long past its deadline: before, the task that issued it is still waiting on it (the stall
+# sweep's wake after a crash comes BOT_STALL_S later, well past it).
+TAKEOVER_GRACE_MS = 5000
 
 
 # ---- the registry -------------------------------------------------------------------------------
@@ -278,19 +286,31 @@ def answer_command(
     except ValueError:
         return None
     command = doc.get("command") if isinstance(doc, dict) else None
-    if not isinstance(command, dict):
+    try:
+        return check_command(app, game_id, seat, view, command)
+    except GameError:
         return None
+
+
+def check_command(
+    app: App, game_id: str, seat: int, view: Mapping[str, Any], command: Any
+) -> dict[str, Any]:
+    """``command`` as the engine spells it, if the seat may play it now (a dry run of the
+    worker's decision: refused here, it would be refused there). Raises GameError: the
+    rules' refusal, ``command/invalid`` for what is no command, or ``game/stale_version``
+    when the game moved on from ``view`` (its command is for a state that is gone)."""
+    if not isinstance(command, dict):
+        raise GameError(rules.INVALID_COMMAND, "the answer holds no command object")
     record = app.load(game_id)
     engine = record.engine
     try:
         parsed = engine.parse_command(command)
         if record.version != view["version"] or record.state is None:
-            return None  # the game moved on: its command is for a state that is gone
-        # A dry run of the worker's decision: refused here, it would be refused there.
+            raise GameError(ErrorCode.GAME_STALE_VERSION, "the game moved on from this turn")
         seed = fairness.play_seed(record.match, _seed(app, game_id))
         engine.decide(record.state, seat, parsed, Rng(seed, f"v{record.version}"))
-    except (GameError, ValueError, TypeError, KeyError):
-        return None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise GameError(rules.INVALID_COMMAND, f"not a command: {exc}") from exc
     out: dict[str, Any] = engine.command_to_json(parsed)
     return out
 
@@ -331,7 +351,12 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     body = turn_body(turn=turn, spec=spec, game_id=game_id, seat=seat, view=view)
     command: dict[str, Any] | None = None
     failure: str | None
-    if bot is None or bot.retired or bot.transport != WEBHOOK or bot.url is None:
+    if bot is not None and not bot.retired and bot.transport == CONNECTED:
+        settled = connected_turn(app, bot, turn, body)
+        if settled is None:
+            return "pending"  # the task that issued this turn waits on it
+        command, failure, latency = settled
+    elif bot is None or bot.retired or bot.transport != WEBHOOK or bot.url is None:
         failure, latency = "unreachable", 0  # nothing to send to
     else:
         key = bot_key(app.ports.bots.secret(), bot.bot_id)
@@ -357,17 +382,113 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     return handlers.submit_bot_command(app, view, seat, version, command, cid)
 
 
+def connected_turn(
+    app: App, bot: RegisteredBot, turn: str, body: bytes
+) -> tuple[dict[str, Any] | None, str | None, int] | None:
+    """A connected bot's turn: issue it (stored for the bot, published on its stream), wait
+    for its answer until the deadline, close it. (command, failure, latency ms): the command
+    the gateway accepted (checked legal there), or None with the failure (``illegal``: the
+    gateway refused the answer; ``timeout``: none came in time). None when the turn was
+    issued already and its waiter may still be on it (nothing to do here)."""
+    turns = app.ports.turns
+    started = time.monotonic()
+    left = turns.issue(bot.bot_id, turn, body, bot.budget_ms, TURN_KEEP_S)
+    if left is None:
+        found = turns.get(bot.bot_id, turn)
+        if found is not None and found.left_ms > -TAKEOVER_GRACE_MS:
+            return None
+        raw = turns.close(bot.bot_id, turn)  # its waiter is gone (a crash): settle it here
+    else:
+        raw = turns.wait(bot.bot_id, turn, left / 1000)
+        if raw is None:
+            # Closed by the backend's clock: an answer accepted at the last moment is taken.
+            raw = turns.close(bot.bot_id, turn)
+    latency = round((time.monotonic() - started) * 1000)
+    if raw is None:
+        return None, "timeout", latency
+    answer = json.loads(raw)
+    command = answer.get("command")
+    if isinstance(command, dict):
+        return dict(command), None, latency
+    return None, str(answer.get("failure") or "error"), latency
+
+
+def bot_of_key(app: App, key: str | None) -> RegisteredBot:
+    """The connected bot whose key this is (``GET /v1/bots/me/turns``). AppError 401
+    without a key or with one of no bot (or of a retired bot), 403 for a webhook bot's key
+    (its turns go to its URL)."""
+    if key is None:
+        raise AppError(ErrorCode.AUTH_REQUIRED, "a connected bot's key is needed (Bearer)")
+    found = app.ports.bots.by_key(key_hash(key))
+    bot = app.ports.bots.get(found) if found is not None else None
+    if bot is None or bot.retired:
+        raise AppError(ErrorCode.AUTH_INVALID_TOKEN, "this is not the key of a registered bot")
+    if bot.transport != CONNECTED:
+        raise AppError(ErrorCode.AUTH_FORBIDDEN, "a webhook bot is sent its turns at its url")
+    return bot
+
+
+def answer_turn(app: App, key: str | None, turn: str, command: Any) -> dict[str, Any]:
+    """A connected bot's answer (``POST /v1/bots/me/turns/{turn_id}``): ``{"turn_id",
+    "command"}`` (the command as the engine spells it), handed to the turn's waiter. AppError
+    401/403 (``bot_of_key``), 404 ``turn/not_found`` for a turn that is not this bot's
+    (another bot's is not found either), 409 ``turn/expired`` past its deadline or once
+    answered, 422 with the rules' code for an illegal command, which is recorded as the
+    turn's failure ``illegal`` (the seat plays its ``on_failure`` policy at once)."""
+    bot = bot_of_key(app, key)
+    turns = app.ports.turns
+    found = turns.get(bot.bot_id, turn)
+    if found is None:
+        raise AppError(ErrorCode.TURN_NOT_FOUND, f"this bot has no turn {turn!r}")
+    if not found.open:
+        raise AppError(ErrorCode.TURN_EXPIRED, "this turn is past its deadline or answered")
+    sent = json.loads(found.body)
+    refused: GameError | None = None
+    try:
+        accepted = check_command(app, sent["game_id"], sent["seat"], sent["view"], command)
+    except GameError as exc:
+        if exc.code == ErrorCode.GAME_STALE_VERSION:
+            raise AppError(ErrorCode.TURN_EXPIRED, str(exc)) from exc
+        refused = exc
+    payload = {"failure": "illegal"} if refused is not None else {"command": accepted}
+    outcome = turns.answer(bot.bot_id, turn, canonical_json(payload).encode())
+    if outcome == "unknown":
+        raise AppError(ErrorCode.TURN_NOT_FOUND, f"this bot has no turn {turn!r}")
+    if outcome != "ok":
+        raise AppError(ErrorCode.TURN_EXPIRED, "this turn is past its deadline or answered")
+    if refused is not None:
+        try:
+            code = ErrorCode(refused.code)
+        except ValueError:
+            code = ErrorCode.COMMAND_INVALID
+        raise AppError(
+            code,
+            f"{refused}; recorded as this turn's failure (illegal), the seat plays "
+            "its on_failure policy",
+            status=422,
+            errors={"command": [str(refused)]},
+        )
+    return {"turn_id": turn, "command": accepted}
+
+
 def notify_game_over(
     app: App, game_id: str, seat: int, view: Mapping[str, Any], spec: Mapping[str, Any]
 ) -> str:
-    """Tell a webhook bot its game is over (once; its answer is ignored)."""
+    """Tell a webhook bot its game is over (once; its answer is ignored), or a connected
+    bot, on its stream (best effort: a bot not connected then does not hear of it)."""
     bot = app.ports.bots.get(str(spec["bot_id"]))
-    if bot is None or bot.url is None or bot.transport != WEBHOOK:
+    webhook = bot is not None and bot.transport == WEBHOOK and bot.url is not None
+    connected = bot is not None and bot.transport == CONNECTED
+    if bot is None or not (webhook or connected):
         return "nothing to tell"
     if not app.ports.bus.send_once(game_id, f"over-{seat}", 24 * 3600):
         return "told already"
     doc = {"type": "game_over", "game_id": game_id, "seat": seat, "outcome": view["outcome"]}
     body = canonical_json(doc).encode()
+    if connected:
+        app.ports.turns.publish(bot.bot_id, body)
+        return "told"
+    assert bot.url is not None
     key = bot_key(app.ports.bots.secret(), bot.bot_id)
     headers = {"Content-Type": "application/json", SIGNATURE_HEADER: signature(key, body)}
     app.ports.webhooks.post(bot.url, body, headers, GAME_OVER_TIMEOUT_S)

@@ -19,13 +19,14 @@ from dataclasses import replace
 from typing import Any
 
 from shared import games
-from shared.app import handlers, playout
+from shared.app import bots, handlers, playout, remote
 from shared.app.clock import ms_of
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
+from shared.app.match import Seat
 from shared.app.messages import shard_of
 from shared.app.ports import GameEntry, TournamentEntry
-from shared.events import EncodedLog
+from shared.events import GENESIS_HASH, EncodedLog, Envelope, seal
 from shared.projections import projection_json, view
 from shared.record import GameRecord, fold
 from shared.store import DuplicateCommand, StaleVersion
@@ -48,7 +49,7 @@ def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> t
     """Check and store a tournament, and hand its games to the dispatcher. AppError (422)
     names the fields at fault."""
     try:
-        plan = parse(body, max_games=max_games)
+        plan = parse(body, max_games=max_games, registered=app.ports.bots.get)
     except PlanError as exc:
         # Field errors as lists of messages, the shape of every other 422.
         errors = {field: [message] for field, message in exc.errors.items()}
@@ -80,16 +81,32 @@ def chunks(plan_doc: Mapping[str, Any]) -> list[list[int]]:
     tournament starts with large batches (few round trips and folds a game) and ends with
     small ones, so the pool's processes finish together instead of one playing a last large
     batch alone; and a small tournament is still spread over ``MIN_TASKS`` tasks."""
-    total = int(plan_doc["games"])
-    seated = [*plan_doc["entrants"], plan_doc.get("field") or {"bot": "random"}]
-    quick = all(e.get("bot") in QUICK_BOTS for e in seated)
+    seated = [*plan_doc["entrants"], plan_doc.get("field")]
+    if not any("bot_id" in e for e in plan_doc["entrants"]):
+        return _batches(list(range(int(plan_doc["games"]))), seated)
+    plan = Plan.from_doc(plan_doc)  # a stored plan: registered entrants, so live games
+    live = live_indexes(plan)
+    if live:
+        # Games seating a registered bot: the first LIVE_WINDOW are created by one batch (a
+        # game's finish creates the next one, ``game_finished``); the others played whole.
+        taken = set(live)
+        played = [i for i in range(plan.games) if i not in taken]
+        builtin = [e for i, e in enumerate(plan_doc["entrants"]) if i not in plan.registered]
+        return [live[:LIVE_WINDOW], *_batches(played, [*builtin, plan_doc.get("field")])]
+    return _batches(list(range(plan.games)), seated)
+
+
+def _batches(indexes: Sequence[int], seated: Sequence[Mapping[str, Any] | None]) -> list[list[int]]:
+    """``chunks`` of ``indexes`` (games played whole) by the bots ``seated`` in them."""
+    total = len(indexes)
+    quick = all((e or {"bot": "random"}).get("bot") in QUICK_BOTS for e in seated)
     size = CHUNK if quick else SEARCH_CHUNK
     most = min(size, max(1, total // MIN_TASKS))  # a small tournament: at least MIN_TASKS tasks
     out: list[list[int]] = []
     start = 0
     while start < total:
         n = max(1, min(most, max(MIN_CHUNK, -(-(total - start) // MIN_TASKS))))
-        out.append(list(range(start, min(start + n, total))))
+        out.append(list(indexes[start : start + n]))
         start += n
     return out
 
@@ -114,6 +131,13 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     # a cancel drops the batches not started.
     if not todo or p.tournaments.cancelled(tournament_id):
         return 0
+    live = [i for i in todo if plan.live(i)]
+    if live:  # created here, played and folded as live games (``game_finished``)
+        for index in live:
+            create_live_game(app, tournament_id, plan, index)
+        todo = [i for i in todo if not plan.live(i)]
+        if not todo:
+            return 0
     records = store_games(app, tournament_id, plan, todo)
     # The results are written when this unit closes, before the fold below that may read them
     # all (``_in_game_order``): this must not run inside an outer unit.
@@ -253,6 +277,150 @@ def _sprt_finisher(
     return finish
 
 
+# ---- games seating a registered bot: live games --------------------------------------------------
+#
+# A registered bot decides over HTTP or a connected stream, in milliseconds to seconds a move,
+# so its games are not played whole inside one task (a batch would wait on the slowest bot,
+# a process held per game). Such a game is created as a live game, tournament-tagged, with the
+# id and seed the plan derives for it, through the game path every game takes: its built-in
+# bots on the bot workers, its registered bots on the gevent remote queue, where a greenlet
+# waits on a bot (``remote.play_remote_move``), so many games wait at once and a slow bot
+# slows its own games only. Its log is the live game's (each registered decision with its
+# ``bot_turn``), which the audit checks. When it ends, its scoring (``finalize_record``) folds
+# it into the standings (``game_finished``) as a batch folds its games: the same folds and
+# finishers, ratings and SPRT pairs in game order. At most LIVE_WINDOW of a tournament's live
+# games run at once: the end of the live game at position p creates the one at p + window.
+
+LIVE_WINDOW = 32
+
+
+def live_indexes(plan: Plan) -> list[int]:
+    """The indexes of the games that seat a registered bot, in game order."""
+    if not plan.registered:
+        return []
+    return [i for i in range(plan.games) if plan.live(i)]
+
+
+def create_live_game(app: App, tournament_id: str, plan: Plan, index: int) -> bool:
+    """Create game ``index`` as a live game (its bots woken as any game's); False when it
+    exists already (a batch or a finish run twice) or the tournament is cancelled."""
+    p = app.ports
+    gid = game_id(tournament_id, index)
+    if p.directory.get(gid) is not None or p.tournaments.cancelled(tournament_id):
+        return False
+    specs = plan.seat_specs(index)
+    registered: dict[int, Seat] = {}
+    for seat, spec in enumerate(specs):
+        if "bot_id" in spec:
+            bot = p.bots.get(str(spec["bot_id"]))
+            if bot is None:
+                raise LookupError(f"no registered bot {spec['bot_id']}")
+            # A bot retired since the tournament began keeps its seats: its turns play its
+            # on_failure policy (``remote.play_remote_move``), so the tournament still ends.
+            registered[seat] = Seat(
+                name=str(spec["name"]), bot=bots.REGISTERED, bot_spec=remote.seat_spec(bot)
+            )
+    seats, _tokens = handlers.seats_from_specs(specs, registered)
+    engine = games.get(plan.game)
+    options = engine.parse_options(plan.players, dict(plan.options))
+    seed = plan.game_seed(index)
+    at = p.clock.now()
+    envs = seal(
+        handlers.creation_events(
+            plan.game,
+            seats,
+            options,
+            seed,
+            tournament={"id": tournament_id, "index": index},
+            now_ms=ms_of(at),
+        ),  # fmt: skip
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="create",
+        seat=None,
+        at=at,
+        seed=seed,
+    )
+    record = fold(gid, envs)
+    # The directory first, as for any game: a game whose events exist has its seed.
+    p.directory.register(
+        GameEntry(
+            game_id=gid,
+            game=plan.game,
+            seed=seed,
+            shard=shard_of(gid, p.shards),
+            created_at=envs[0].at,
+            token_hashes=record.match.token_hashes,
+        ),
+        p.clock.epoch(),
+    )
+    try:
+        p.store.append(gid, envs, expected_version=0, command_id="create")
+    except (StaleVersion, DuplicateCommand):
+        return False  # a racing run created it: its bots are woken already
+    app.remember(record)
+    handlers.publish(app, record)
+    return True
+
+
+def game_finished(app: App, record: GameRecord) -> str:
+    """Fold a finished live tournament game (called by its scoring, after its result is
+    stored) into the standings, its registered bots' decisions into ``bot_stats``, and
+    create the tournament's next live game. Safe to run twice: a game folds once, and a game
+    is created once."""
+    p = app.ports
+    tag = record.match.tournament
+    outcome = record.outcome
+    if tag is None or outcome is None:
+        return "not a finished tournament game"
+    tournament_id, index = str(tag["id"]), int(tag["index"])
+    entry = p.tournaments.get(tournament_id)
+    if entry is None:
+        return "no such tournament"
+    plan = Plan.from_doc(entry.plan)
+    if not (0 <= index < plan.games and plan.live(index)) or record.id != game_id(
+        tournament_id, index
+    ):
+        return "not a live game"
+    seating = plan.seating(index)
+    turns = _bot_turns(p.store.read(record.id), seating, plan.registered)
+
+    def fold_one(tally: dict[str, Any]) -> None:
+        if plan.format != "sprt":  # an sprt match folds its games in pair order (finisher)
+            standings.fold(tally, seating, outcome, rate=False)
+        standings.fold_bot_turns(tally, turns)
+
+    decided: list[bool] = []
+    finish = (
+        _sprt_finisher(app, tournament_id, plan, {index}, decided)
+        if plan.format == "sprt"
+        else _finisher(app, tournament_id, plan, {index})
+    )
+    folded = p.tournaments.fold(tournament_id, {index: fold_one}, finish)
+    if decided and decided[-1]:
+        p.tournaments.cancel(tournament_id)  # decided: no more games are started
+    live = live_indexes(plan)
+    position = live.index(index)
+    if position + LIVE_WINDOW < len(live):
+        create_live_game(app, tournament_id, plan, live[position + LIVE_WINDOW])
+    return "folded" if folded else "folded before"
+
+
+def _bot_turns(
+    envelopes: Iterable[Envelope], seating: Sequence[int | None], registered: frozenset[int]
+) -> list[tuple[int, dict[str, Any]]]:
+    """``(entrant, bot_turn)`` of each decision a registered entrant's seat made in a log."""
+    out = []
+    for env in envelopes:
+        turn = (env.command or {}).get(bots.BOT_TURN)
+        if turn is None or env.seat is None or not 0 <= env.seat < len(seating):
+            continue
+        entrant = seating[env.seat]
+        if entrant is not None and entrant in registered:
+            out.append((entrant, dict(turn)))
+    return out
+
+
 def store_game(app: App, tournament_id: str, plan: Plan, index: int) -> GameRecord:
     """Game ``index`` as stored (``store_games`` of one)."""
     return store_games(app, tournament_id, plan, [index])[0]
@@ -347,6 +515,9 @@ def tournament_doc(
     # tally from before counted none in order until it finished).
     rated = tally.get("rated", tally["done"] if tally.get("rated_in_order") else 0)
     rendered = standings.render(tally, entrants)
+    for row in rendered["standings"]:  # a registered bot's decisions over these games
+        if row["entrant"] in plan.registered:
+            row["bot_stats"] = standings.bot_stats(tally, row["entrant"])
     offset = max(0, offset)
     limit = max(1, min(limit, 1000))
     page = range(offset, min(total, offset + limit))

@@ -22,6 +22,11 @@ defaults to the game's fewest, at least 2) the other seats are filled by ``field
 entrants' seats move round the table from pair to pair (pair ``j`` uses seats ``j mod k`` and
 ``j + 1 mod k``), so neither format favours a seat.
 
+An entrant is a built-in bot's spec (``{"bot": "ismcts", "iterations": 500}``) or a registered
+bot's (``{"bot_id": "<id>"}``, looked up by the caller: ``parse(..., registered=)``). A game
+seating a registered bot is *live* (``Plan.live``): it is played move by move through the
+service's own game path, its bots asked as in any game, rather than whole in one task.
+
 ``games`` must be a whole number of cycles (``C(E, k) * k`` games; ``2 (E - 1)`` in a gauntlet,
 2 in an sprt match); otherwise the request is refused with the nearest counts that work.
 """
@@ -32,7 +37,7 @@ import dataclasses
 import hmac
 import math
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from types import MappingProxyType
@@ -42,6 +47,7 @@ from shared import games
 from shared.app import bots
 from shared.app.names import MAX_NAME as MAX_NAME  # the tournament schema shows it
 from shared.app.names import name_error
+from shared.app.ports import RegisteredBot
 from shared.games.errors import GameError
 from shared.tournaments import sprt as sprt_test
 
@@ -148,6 +154,17 @@ class Plan:
         label = f"tournament-deal:{self.deal(index)}".encode()
         return hmac.digest(self.seed.encode(), label, "sha256").hex()
 
+    @property
+    def registered(self) -> frozenset[int]:
+        """Indexes of the entrants that are registered bots (``{"bot_id"}``)."""
+        return frozenset(i for i, e in enumerate(self.entrants) if "bot_id" in e.spec)
+
+    def live(self, index: int) -> bool:
+        """Whether game ``index`` seats a registered bot: it is played as a live game, its
+        bots asked move by move (``shared.app.tournaments``), not whole in one task."""
+        registered = self.registered
+        return bool(registered) and any(e in registered for e in self.seating(index))
+
     def seat_specs(self, index: int) -> list[dict[str, Any]]:
         """Creation seat specs of game ``index`` (name and bot spec per seat)."""
         return [
@@ -212,7 +229,10 @@ def cycle_length(entrants: int, players: int, fmt: str = "round_robin") -> int:
 
 
 def spec_label(spec: Mapping[str, Any]) -> str:
-    """A bot spec in the CLI's spelling: ``bot`` or ``bot:key=value[:key=value]`` (sorted)."""
+    """A bot spec in the CLI's spelling: ``bot`` or ``bot:key=value[:key=value]`` (sorted);
+    a registered bot's ``bot_id=<id>``."""
+    if "bot_id" in spec:
+        return f"bot_id={spec['bot_id']}"
     settings = sorted((k, v) for k, v in spec.items() if k not in ("bot", "name"))
     return ":".join([str(spec["bot"]), *(f"{k}={v}" for k, v in settings)])
 
@@ -222,8 +242,15 @@ def _entrant(doc: Mapping[str, Any]) -> Entrant:
     return Entrant(name=str(doc.get("name") or spec_label(spec)), spec=spec)
 
 
-def parse(body: Mapping[str, Any], *, max_games: int = DEFAULT_MAX_GAMES) -> Plan:
-    """The plan of a ``POST /v1/tournaments`` body; PlanError names every field at fault."""
+def parse(
+    body: Mapping[str, Any],
+    *,
+    max_games: int = DEFAULT_MAX_GAMES,
+    registered: Callable[[str], RegisteredBot | None] | None = None,
+) -> Plan:
+    """The plan of a ``POST /v1/tournaments`` body; PlanError names every field at fault.
+    ``registered`` looks up the bots of ``{"bot_id"}`` entrants (the service's registry;
+    without it, as in a local run, such an entrant is refused)."""
     game = body.get("game")
     if game not in games.names():
         raise PlanError("unknown game", {"game": f"one of {', '.join(games.names())}"})
@@ -242,6 +269,13 @@ def parse(body: Mapping[str, Any], *, max_games: int = DEFAULT_MAX_GAMES) -> Pla
         name = doc.get("name")
         if name is not None and (problem := name_error(name)) is not None:
             errors[f"entrants[{i}].name"] = problem
+            continue
+        if "bot_id" in doc:
+            found = _registered_entrant(doc, str(game), registered)
+            if isinstance(found, tuple):
+                errors[f"entrants[{i}].{found[0]}"] = found[1]
+            else:
+                entrants.append(Entrant(name=name or found.name, spec={"bot_id": found.bot_id}))
             continue
         try:
             settings = bots.parse_spec(doc)
@@ -326,6 +360,25 @@ def parse(body: Mapping[str, Any], *, max_games: int = DEFAULT_MAX_GAMES) -> Pla
         field=field,
         sprt=test,
     )
+
+
+def _registered_entrant(
+    doc: Mapping[str, Any], game: str, registered: Callable[[str], RegisteredBot | None] | None
+) -> RegisteredBot | tuple[str, str]:
+    """The registered bot of an entrant ``{"bot_id", "name"?}``, or (field, reason): an
+    unknown or retired bot, one not registered for ``game``, or other settings beside it."""
+    extra = sorted(k for k in doc if k not in ("bot_id", "name"))
+    if extra:
+        return extra[0], 'a registered bot\'s entrant is {"bot_id", "name"?} alone'
+    bot_id = doc["bot_id"]
+    if registered is None:
+        return "bot_id", "registered bots play only on the service (not in a local run)"
+    bot = registered(bot_id) if isinstance(bot_id, str) and bot_id else None
+    if bot is None or bot.retired:
+        return "bot_id", "no such bot"
+    if game not in bot.games:
+        return "bot_id", f"bot {bot_id} is not registered for {game}"
+    return bot
 
 
 def _duel_settings(

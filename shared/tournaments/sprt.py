@@ -34,6 +34,8 @@ from shared.tournaments import standings
 DEFAULTS: dict[str, float] = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05}
 REGULARIZE = 1e-3  # fishtest's epsilon for an empty pentanomial cell
 _EDGE = 1e-9  # fishtest keeps the root this far inside its interval
+# The LLR history (``history``) a plot draws: at most this many ``[pairs, llr]`` points.
+HISTORY_POINTS = 500
 
 
 def score_of_elo(elo: float) -> float:
@@ -110,7 +112,14 @@ def params(raw: Mapping[str, Any] | None) -> dict[str, float]:
 
 def empty() -> dict[str, Any]:
     """The state before any pair."""
-    return {"counts": [0, 0, 0, 0, 0], "pairs": 0, "llr": 0.0, "result": None}
+    return {
+        "counts": [0, 0, 0, 0, 0],
+        "pairs": 0,
+        "llr": 0.0,
+        "result": None,
+        "history": [],
+        "stride": 1,
+    }
 
 
 def add_pair(state: dict[str, Any], pair_score: float, test: Mapping[str, float]) -> None:
@@ -121,11 +130,40 @@ def add_pair(state: dict[str, Any], pair_score: float, test: Mapping[str, float]
     state["pairs"] += 1
     value = llr(state["counts"], test["elo0"], test["elo1"])
     state["llr"] = value
+    _remember(state)
     lower, upper = bounds(test["alpha"], test["beta"])
     if value <= lower:
         state["result"] = "H0"
     elif value >= upper:
         state["result"] = "H1"
+
+
+def _remember(state: dict[str, Any]) -> None:
+    """Keep the LLR after the pair just counted when the pair count is a multiple of the
+    history's ``stride``; past ``HISTORY_POINTS - 1`` points the stride doubles and every
+    other point goes. So a match of any length keeps evenly spaced points, a bounded JSON
+    in its tally, and the same ones in the service and a local run (pairs count in order).
+    The latest pair is added by ``history``, so a plot always ends at the current LLR."""
+    kept: list[list[float]] = state.setdefault("history", [])
+    stride = int(state.setdefault("stride", 1))  # a tally from before: from this pair on
+    pairs = int(state["pairs"])
+    if pairs % stride:
+        return
+    kept.append([pairs, state["llr"]])
+    if len(kept) > HISTORY_POINTS - 1:
+        stride *= 2
+        state["stride"] = stride
+        state["history"] = [point for point in kept if int(point[0]) % stride == 0]
+
+
+def history(state: Mapping[str, Any]) -> list[list[float]]:
+    """``[pairs, llr]`` after counted pairs, evenly thinned (``_remember``) and ending with
+    the latest pair: at most ``HISTORY_POINTS`` points, empty before any pair."""
+    points = [[int(p), float(llr)] for p, llr in state.get("history") or []]
+    pairs = int(state["pairs"])
+    if pairs and (not points or points[-1][0] != pairs):
+        points.append([pairs, float(state["llr"])])
+    return points
 
 
 def fold_pair(
@@ -156,5 +194,6 @@ def render(state: Mapping[str, Any], test: Mapping[str, float]) -> dict[str, Any
         "pairs": state["pairs"],
         "result": state["result"],
         "pentanomial": list(state["counts"]),
+        "history": history(state),
         **{k: test[k] for k in ("elo0", "elo1", "alpha", "beta")},
     }

@@ -21,6 +21,8 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from shared.app.ports import FAILURE_COUNTS, bot_stats_doc
+
 Z95 = 1.959963984540054
 
 _MODEL = PlackettLuce()
@@ -237,3 +239,46 @@ def rate_labels(board: dict[str, Any], labels: Sequence[str], ranks: Sequence[in
             "sigma": sum(s for _, s in pairs) / len(pairs),
             "games": games + 1,
         }
+
+
+def fold_bot_turns(tally: dict[str, Any], turns: Iterable[tuple[int, Mapping[str, Any]]]) -> None:
+    """Count a game's registered-bot decisions into ``tally["bot_stats"]`` (in place):
+    ``(entrant, bot_turn)`` per decision, ``bot_turn`` as its log records it (``latency_ms``,
+    ``failure``). Per entrant: the counters ``GET /v1/bots/{id}`` shows and a histogram of
+    latencies by millisecond, so the percentiles cover every decision of the tournament in
+    a bounded document (at most one bucket per millisecond of the bot's budget)."""
+    kept = tally.setdefault("bot_stats", {})
+    for entrant, turn in turns:
+        row = kept.setdefault(str(entrant), {"counts": {}, "latency": {}})
+        counts, latency = row["counts"], row["latency"]
+        counts["decisions"] = counts.get("decisions", 0) + 1
+        failure = turn.get("failure")
+        if failure is not None:
+            name = FAILURE_COUNTS.get(str(failure), "errors")
+            counts[name] = counts.get(name, 0) + 1
+            counts["fallbacks"] = counts.get("fallbacks", 0) + 1
+        ms = str(int(turn.get("latency_ms") or 0))
+        latency[ms] = latency.get(ms, 0) + 1
+
+
+def bot_stats(tally: Mapping[str, Any], entrant: int) -> dict[str, Any]:
+    """``bot_stats`` of a registered entrant over the tournament's folded games: the shape
+    and nearest-rank percentiles of ``GET /v1/bots/{id}``'s ``stats`` (``bot_stats_doc``),
+    read from the histogram of ``fold_bot_turns``."""
+    row = (tally.get("bot_stats") or {}).get(str(entrant)) or {"counts": {}, "latency": {}}
+    doc = bot_stats_doc(row["counts"], [])
+    buckets = sorted((int(ms), n) for ms, n in row["latency"].items())
+    total = sum(n for _, n in buckets)
+    if total:
+
+        def rank(p: float) -> int:
+            wanted = min(total, max(1, math.ceil(total * p)))  # the wanted-th smallest
+            seen = 0
+            for ms, n in buckets:
+                seen += n
+                if seen >= wanted:
+                    return ms
+            return buckets[-1][0]
+
+        doc["latency_ms"] = {"p50": rank(0.5), "p95": rank(0.95), "max": buckets[-1][0]}
+    return doc

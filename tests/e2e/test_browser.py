@@ -6,7 +6,9 @@ Skull round, and a challenge failed on one's own skull (the discard, the lost di
 a refused price, buying and placing a tile in Isle of Skye; taking an open seat from the
 lobby; watching a game update live (and fetching nothing a spectator may not read); a clock
 counting down and resigning; replaying a finished game of each kind and verifying it with the audit's
-JavaScript verifier. No test may leave an error in the browser's console, and every control
+JavaScript verifier; a tournament's page (asking for the organizer's key, its standings,
+ratings, head-to-head heatmap and SPRT chart, refreshing while it runs); a registered bot's
+page with its stats. No test may leave an error in the browser's console, and every control
 on a screenshot has a name a screen reader reads.
 
 Screenshots go to ``build/screenshots/`` (ignored by git); ``SCREENSHOTS=docs/screenshots``
@@ -18,13 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = ROOT / os.environ.get("SCREENSHOTS", "build/screenshots")
 DEADLINE_MS = 30_000  # a generous wait for any one condition on a busy 2-core machine
+ORGANIZER_KEY = "org-browser"
 
 if not Path(CHROMIUM).exists():
     pytest.skip(
@@ -59,7 +65,11 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # Its own Redis and data: none of a developer's stack settings.
     mine = ("REDIS_URL", "REDIS_PORT", "TABLETOP_DATA_DIR", "TABLETOP_WORKERS")
     env = {k: v for k, v in os.environ.items() if k not in mine}
-    env.update(TABLETOP_AUDITOR_KEYS="aud-browser", TABLETOP_RATE_LIMITS="off")
+    env.update(
+        TABLETOP_AUDITOR_KEYS="aud-browser",
+        TABLETOP_ORGANIZER_KEYS=ORGANIZER_KEY,
+        TABLETOP_RATE_LIMITS="off",
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.cli", "run", "--port", str(port)],
         env=env,
@@ -492,3 +502,229 @@ def test_a_turn_clock_counts_down_and_resigning_ends_the_game(open_page: Any) ->
     click_and_wait(page, page.get_by_role("button", name="Yes, resign"))
     expect(page.locator(".status")).to_contain_text("Game over: random bot 1 won")
     expect(page.locator(".seat-states")).to_contain_text("ana: resigned")
+
+
+# ---- tournaments and registered bots ------------------------------------------------------------
+
+ORG = {"Authorization": f"Bearer {ORGANIZER_KEY}"}
+
+
+def js_fixed(x: float, digits: int = 2) -> str:
+    """``x`` as the page writes it (charts.js ``fmt``: JavaScript's toFixed, which rounds an
+    exact tie up, of the absolute value; a true minus sign)."""
+    step = Decimal(1).scaleb(-digits)
+    text = str(Decimal(abs(x)).quantize(step, rounding=ROUND_HALF_UP))
+    return f"−{text}" if x < 0 and Decimal(text) != 0 else text
+
+
+def js_pct(x: float, digits: int = 1) -> str:
+    """A rate as the page writes it (charts.js ``pct``)."""
+    return js_fixed(x * 100, digits) + "%"
+
+
+def org_tournament(base_url: str, body: dict[str, Any]) -> str:
+    created = requests.post(f"{base_url}/v1/tournaments", json=body, headers=ORG, timeout=10)
+    assert created.status_code == 201, created.text
+    tid: str = created.json()["id"]
+    return tid
+
+
+def tournament_doc(base_url: str, tid: str) -> dict[str, Any]:
+    doc: dict[str, Any] = requests.get(
+        f"{base_url}/v1/tournaments/{tid}", headers=ORG, timeout=10
+    ).json()
+    return doc
+
+
+def wait_tournament(base_url: str, tid: str, seconds: float = 120) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        doc = tournament_doc(base_url, tid)
+        if doc["status"] == "finished":
+            return doc
+        time.sleep(0.2)  # games play in Celery tasks: a condition polled, with a deadline
+    pytest.fail(f"tournament {tid} did not finish")
+
+
+def test_a_finished_sprt_match_shows_standings_ratings_heatmap_and_the_llr_with_its_bounds(
+    open_page: Any, base_url: str, console: Console
+) -> None:
+    tid = org_tournament(base_url, {
+        "game": "fox", "format": "sprt", "games": 8, "options": {"target": 1},
+        "entrants": [{"name": "heur", "bot": "heuristic"}, {"name": "rand", "bot": "random"}],
+    })  # fmt: skip
+    doc = wait_tournament(base_url, tid)
+    # The lobby lists tournaments only with a key, and says so until it has one.
+    page = open_page("/")
+    listed = page.get_by_role("region", name="Tournaments")
+    expect(listed).to_contain_text("this browser has none")
+    expect(listed.locator("li")).to_have_count(0)
+    listed.get_by_label("Organizer or auditor key").fill(ORGANIZER_KEY)
+    listed.get_by_role("button", name="Use this key").click()
+    row = listed.locator(f"li[data-tournament='{tid}']")
+    expect(row).to_contain_text("8 of 8 games")
+    expect(row.get_by_role("progressbar")).to_have_attribute("value", "8")
+    row.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(f"#/tournaments/{tid}$"))
+    expect(page.locator(".tournament")).to_have_attribute("data-status", "finished")
+    expect(page.get_by_role("status")).to_contain_text("Finished: 8 of 8 games played")
+    # Standings: each entrant's win rate with its interval, mean score, mean rank.
+    standings = page.get_by_role("region", name="Standings")
+    for r in doc["standings"]:
+        line = standings.locator(f"tr[data-entrant='{r['entrant']}']")
+        lo, hi = r["win_rate_ci"]
+        expect(line).to_contain_text(r["name"])
+        expect(line).to_contain_text(f"{js_pct(r['win_rate'])} ({js_pct(lo)}–{js_pct(hi)})")
+        expect(line).to_contain_text(js_fixed(r["mean_score"]))
+        expect(line).to_contain_text(js_fixed(r["mean_rank"]))
+    # Ratings: mu +- 2 sigma and the ordinal, in the API's order (best ordinal first).
+    ratings = page.get_by_role("region", name="Ratings").locator("tbody tr")
+    expect(ratings).to_have_count(2)
+    for i, r in enumerate(doc["ratings"]):
+        interval = f"{js_fixed(r['mu'] - 2 * r['sigma'])} to {js_fixed(r['mu'] + 2 * r['sigma'])}"
+        expect(ratings.nth(i)).to_contain_text(r["name"])
+        expect(ratings.nth(i)).to_contain_text(interval)
+        expect(ratings.nth(i)).to_contain_text(js_fixed(r["ordinal"]))
+    # The head-to-head heatmap: each met pair's rate, coloured on the legend's scale.
+    h2h = page.get_by_role("region", name="Head to head")
+    cells = h2h.locator("td.heat")
+    expect(cells).to_have_count(2)
+    matrix = doc["pairwise"]["matrix"]
+    for cell, (a, b) in zip(cells.all(), [(0, 1), (1, 0)], strict=True):
+        assert float(cell.get_attribute("data-rate") or "nan") == matrix[a][b]["rate"]
+        expect(cell).to_contain_text(f"{matrix[a][b]['games']}")
+    if matrix[0][1]["rate"] != matrix[1][0]["rate"]:  # a different rate, a different colour
+        colours = [c.evaluate("e => getComputedStyle(e).backgroundColor") for c in cells.all()]
+        assert colours[0] != colours[1], colours
+    expect(h2h.locator(".legend")).to_contain_text("0%")
+    expect(h2h.locator(".legend")).to_contain_text("100%")
+    # The SPRT: its LLR drawn against both bounds, at its place on the chart's scale.
+    s = doc["sprt"]
+    chart = page.get_by_role("img", name=re.compile("^Log-likelihood ratio over pairs"))
+    expect(chart).to_be_visible()
+    expect(chart.locator(".llr-bound")).to_have_count(2)
+    expect(chart.locator(".llr-bound.upper")).to_contain_text(f"H1 {js_fixed(s['upper'])}")
+    expect(chart.locator(".llr-bound.lower")).to_contain_text(f"H0 {js_fixed(s['lower'])}")
+    at = chart.evaluate("""svg => {
+        const n = (sel, a) => Number(svg.querySelector(sel).getAttribute(a));
+        return {upper: n('.llr-bound.upper line', 'y1'), lower: n('.llr-bound.lower line', 'y1'),
+                now: n('.llr-now', 'cy'), x: n('.llr-now', 'cx'), left: n('.plot', 'x'),
+                width: n('.plot', 'width')};
+    }""")
+    share = (s["upper"] - s["llr"]) / (s["upper"] - s["lower"])
+    assert abs(at["now"] - (at["upper"] + share * (at["lower"] - at["upper"]))) < 0.5, (at, s)
+    x_max = max(1, doc["progress"]["total"] // 2, s["pairs"])
+    assert abs(at["x"] - (at["left"] + s["pairs"] / x_max * at["width"])) < 0.5, (at, s)
+    sprt = page.get_by_role("region", name="Sequential test (SPRT)")
+    expect(sprt.locator(".llr")).to_have_text(js_fixed(s["llr"]))
+    if s.get("history"):  # the whole path when the API gives it: one vertex a point
+        path = chart.locator(".llr-line").get_attribute("points") or ""
+        expected = len(s["history"]) + (1 if s["history"][0][0] > 0 else 0)
+        assert len(path.split()) == expected, path
+    # Every game, to replay.
+    expect(page.get_by_role("link", name=re.compile(r"^Replay game \d+$"))).to_have_count(8)
+    shot(page, "tournament")
+    # At a phone's width, in a browser without the key: a wrong key is refused, saying why.
+    console.allow(r"status of 403")
+    phone = open_page(f"/#/tournaments/{tid}", width=390)
+    phone.get_by_label("Organizer or auditor key").fill("not-a-key")
+    phone.get_by_role("button", name="Use this key").click()
+    expect(phone.get_by_role("alert")).to_contain_text("neither an organizer's nor an auditor's")
+    phone.get_by_role("button", name="Forget the key").click()
+    phone.get_by_label("Organizer or auditor key").fill(ORGANIZER_KEY)
+    phone.get_by_role("button", name="Use this key").click()
+    expect(phone.get_by_role("img", name=re.compile("^Log-likelihood ratio"))).to_be_visible()
+    expect(phone.get_by_role("region", name="Head to head").locator("td.heat")).to_have_count(2)
+    assert phone.evaluate("document.scrollingElement.scrollWidth <= innerWidth + 1")
+    shot(phone, "tournament-phone")
+
+
+def test_a_running_tournament_refreshes_on_its_page_until_it_is_finished(
+    open_page: Any, base_url: str, console: Console
+) -> None:
+    # A search bot makes it last seconds: long enough to be seen running.
+    tid = org_tournament(base_url, {
+        "game": "fox", "games": 8, "options": {"target": 1},
+        "entrants": [{"bot": "ismcts", "budget_ms": 150}, {"bot": "random"}],
+    })  # fmt: skip
+    page = open_page(f"/#/tournaments/{tid}")
+    expect(page.get_by_role("region", name="Ratings")).to_have_count(0)  # no key: nothing read
+    page.get_by_label("Organizer or auditor key").fill(ORGANIZER_KEY)
+    page.get_by_role("button", name="Use this key").click()
+    board = page.locator(".tournament")
+    expect(board).to_have_attribute("data-status", re.compile("^(queued|running)$"))
+    expect(page.locator(".feed.live")).to_be_visible()
+    page.evaluate("window.notReloaded = true")
+    expect(board).to_have_attribute("data-status", "finished", timeout=120_000)
+    assert page.evaluate("window.notReloaded === true")  # it polled; nobody reloaded it
+    expect(page.get_by_role("status")).to_contain_text("Finished: 8 of 8 games played")
+    expect(board.get_by_role("progressbar")).to_have_attribute("value", "8")
+    assert tournament_doc(base_url, tid)["progress"] == {"done": 8, "total": 8}
+    polls = [r for r in console.requests if f"/v1/tournaments/{tid}?" in r.url]
+    assert len(polls) >= 2, [r.url for r in polls]
+    # The key goes to the tournament endpoints, and nowhere else.
+    for request in console.requests:
+        sent = request.headers.get("authorization")
+        assert sent is None or "/v1/tournaments" in request.url, request.url
+        assert sent is None or sent == f"Bearer {ORGANIZER_KEY}"
+
+
+class _RandomKitBot:
+    """A bot of the Python kit that plays a random legal command (the kit's example)."""
+
+    def act(self, view: Any, legal_commands: Any) -> Any:
+        return random.choice(legal_commands)
+
+
+def test_a_registered_bots_page_shows_its_stats_and_its_games(
+    open_page: Any, base_url: str
+) -> None:
+    kit = pytest.importorskip("tabletop_client.bot", reason="the bot kit (sdk/python)")
+    port = free_port()
+    registered = requests.post(f"{base_url}/v1/bots", timeout=10, json={
+        "name": "kit random", "games": ["fox"], "transport": "webhook",
+        "url": f"http://127.0.0.1:{port}/turn", "budget_ms": 500,
+    })  # fmt: skip
+    assert registered.status_code == 201, registered.text
+    bot = registered.json()
+    server = kit.make_webhook_server(_RandomKitBot(), bot["key"], "127.0.0.1", port)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        game = api_game(base_url, {"game": "fox", "seats": [{"bot_id": bot["id"]},
+                                   {"bot": "random"}], "options": {"target": 1}})  # fmt: skip
+        wait_finished(base_url, game["id"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    # Its stats are recorded before each of its moves is submitted: final once the game is.
+    shown = requests.get(f"{base_url}/v1/bots/{bot['id']}", timeout=10).json()
+    stats = shown["stats"]
+    assert stats["decisions"] >= 10 and stats["fallbacks"] == 0, stats
+    page = open_page("/")
+    bots = page.get_by_role("region", name="Registered bots")
+    bots.get_by_role("link", name="kit random").first.click()
+    expect(page).to_have_url(re.compile(f"#/bots/{bot['id']}$"))
+    expect(page.get_by_role("heading", level=2)).to_contain_text("kit random")
+    expect(page.locator(".facts")).to_contain_text("webhook")
+    expect(page.locator(".facts")).to_contain_text("The Fox in the Forest")
+    expect(page.locator(".facts")).to_contain_text("500 ms")
+    stat = page.locator("dl.stats")
+    expect(stat.locator("[data-stat=decisions] dd")).to_have_text(str(stats["decisions"]))
+    for name in ("p50", "p95", "max"):
+        expect(stat.locator(f"[data-stat={name}] dd")).to_have_text(
+            f"{stats['latency_ms'][name]} ms"
+        )
+    for name in ("timeouts", "illegal", "errors", "fallbacks"):
+        expect(stat.locator(f"[data-stat={name}] dd")).to_have_text(f"{stats[name]} (0.0%)")
+    latency = page.get_by_role("img", name=re.compile("^Latency: p50"))
+    expect(latency).to_have_attribute("aria-label", re.compile("against a budget of 500 ms$"))
+    # Its game, found in the lobby's newest games, to replay.
+    mine = page.locator(f".tgames li[data-game='{game['id']}']")
+    expect(mine).to_contain_text("seat 1")
+    expect(mine.get_by_role("link", name=f"Replay {game['id']}")).to_be_visible()
+    shot(page, "bot")
+    phone = open_page(f"/#/bots/{bot['id']}", width=390)
+    expect(phone.locator("dl.stats [data-stat=decisions] dd")).to_have_text(str(stats["decisions"]))
+    assert phone.evaluate("document.scrollingElement.scrollWidth <= innerWidth + 1")
+    shot(phone, "bot-phone")

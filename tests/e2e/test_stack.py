@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -229,3 +230,67 @@ def test_the_live_feed_through_gunicorn_pushes_each_move(base_url: str) -> None:
                     assert resp.status_code == 202, resp.text
                     sent = True
     assert len(versions) >= 2 and versions == sorted(set(versions)), versions
+
+
+@pytest.mark.parametrize("transport", ["webhook", "connected"])
+def test_the_kits_bots_play_a_fox_game_through_the_stack(
+    base_url: str, transport: str, tmp_path: Path
+) -> None:
+    """The kit's example random bot (sdk/python/examples/random_bot.py, a process of its own)
+    served as a webhook (``serve_webhook``) or connected (``play_connected``) plays a Fox game
+    against the heuristic bot; every decision is its own and the audit passes (issue 24)."""
+    import subprocess
+    import sys
+
+    from shared.redis_server import free_port
+
+    example = Path(__file__).resolve().parents[2] / "sdk/python/examples/random_bot.py"
+    port = free_port()
+    body: dict = {"name": f"kit-{transport}", "games": ["fox"], "transport": transport,
+                  "budget_ms": 5000}  # fmt: skip
+    if transport == "webhook":
+        body["url"] = f"http://127.0.0.1:{port}/"
+    created = requests.post(f"{base_url}/v1/bots", json=body)
+    assert created.status_code == 201, created.text
+    bot = created.json()
+    argv = [sys.executable, str(example), "--key", bot["key"]]
+    argv += ["--port", str(port)] if transport == "webhook" else [
+        "--connected", "--api", base_url, "--games", "1"]  # fmt: skip
+    log = tmp_path / "bot.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        if transport == "webhook":  # listening before the game sends it a turn
+            deadline = time.monotonic() + 30
+            while not _answers(f"http://127.0.0.1:{port}/"):
+                assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+                time.sleep(0.1)
+        seats = [{"bot_id": bot["id"]}, {"bot": "heuristic"}]
+        game: dict = {"game": "fox", "seats": seats, "options": {"target": 1}, "listed": False}
+        resp = requests.post(f"{base_url}/v1/games", json=game)
+        assert resp.status_code == 201, resp.text
+        gid = resp.json()["id"]
+        deadline = time.monotonic() + 120
+        while (view := requests.get(f"{base_url}/v1/games/{gid}").json())["outcome"] is None:
+            assert time.monotonic() < deadline, view["version"]
+            assert transport == "webhook" or proc.poll() is None, log.read_text()
+            time.sleep(0.2)
+        audit = requests.get(f"{base_url}/v1/games/{gid}/audit",
+                             headers={"Authorization": "Bearer aud-e2e"}).json()  # fmt: skip
+        assert audit["status"] == "passed", audit
+        stats = requests.get(f"{base_url}/v1/bots/{bot['id']}").json()["stats"]
+        assert stats["decisions"] > 0 and stats["fallbacks"] == 0, stats
+        if transport == "connected":  # play_connected returns once it hears the game end
+            assert proc.wait(60) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(30)
+
+
+def _answers(url: str) -> bool:
+    """Whether the kit's webhook server answers (an unsigned request: 401)."""
+    try:
+        return requests.post(url, data=b"{}", timeout=5).status_code == 401
+    except requests.ConnectionError:
+        return False

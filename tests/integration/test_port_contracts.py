@@ -391,3 +391,69 @@ def test_bot_registry_keeps_lists_retires_and_counts_bots(ports: Ports) -> None:
         "decisions": 6, "latency_ms": {"p50": 10, "p95": 40, "max": 40},
         "timeouts": 1, "illegal": 1, "errors": 2, "fallbacks": 4,
     }  # fmt: skip
+
+
+def test_bot_registry_finds_a_bot_by_its_keys_hash(ports: Ports) -> None:
+    from shared.app.ports import RegisteredBot
+
+    bot = RegisteredBot(bot_id="k1", name="k", games=("fox",), transport="connected", url=None,
+                        budget_ms=500, on_failure="random", key_sha256="cd" * 32,
+                        created_at="2026-01-01T00:00:00.000Z")  # fmt: skip
+    assert ports.bots.by_key("cd" * 32) is None
+    ports.bots.add(bot, 1.0)
+    assert ports.bots.by_key("cd" * 32) == "k1" and ports.bots.by_key("ef" * 32) is None
+
+
+def test_connected_turns_are_issued_once_answered_once_and_close_at_their_deadline(
+    ports: Ports,
+) -> None:
+    turns = ports.turns
+    sub = turns.subscribe("b1")
+    try:
+        assert turns.issue("b1", "t1", b'{"n":1}', 5000, 60) == 5000
+        assert turns.issue("b1", "t1", b'{"n":9}', 5000, 60) is None
+        assert sub.next(5) == b'{"n":1}'  # published once
+        assert turns.issue("b1", "t2", b'{"n":2}', 100, 60) == 100
+        assert sub.next(5) == b'{"n":2}'
+        assert turns.pending("b1") == [b'{"n":2}', b'{"n":1}']  # by deadline
+        assert turns.pending("b2") == [] and turns.get("b2", "t1") is None
+        found = turns.get("b1", "t1")
+        assert found is not None and found.open and found.body == b'{"n":1}'
+        assert 0 < found.left_ms <= 5000
+        # Answered once; the waiter gets it, and later answers are refused.
+        assert turns.answer("b1", "t1", b"A") == "ok"
+        assert turns.answer("b1", "t1", b"B") == "expired"
+        assert turns.answer("b1", "nope", b"A") == "unknown"
+        assert turns.wait("b1", "t1", 5) == b"A"
+        assert turns.get("b1", "t1").open is False  # type: ignore[union-attr]
+        # Past its deadline a turn is no longer open, is not pending, and refuses answers.
+        deadline = time.monotonic() + 10
+        while (t2 := turns.get("b1", "t2")) is not None and t2.open:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert t2 is not None and t2.left_ms < 0
+        assert turns.pending("b1") == [] and turns.answer("b1", "t2", b"A") == "expired"
+        assert turns.wait("b1", "t2", 0.1) is None and turns.close("b1", "t2") is None
+        # An answer accepted but not taken by a waiter is handed over by close.
+        turns.issue("b1", "t3", b'{"n":3}', 5000, 60)
+        assert turns.answer("b1", "t3", b"C") == "ok"
+        assert turns.close("b1", "t3") == b"C"
+        # A closed turn takes no answer.
+        turns.issue("b1", "t4", b'{"n":4}', 5000, 60)
+        assert turns.close("b1", "t4") is None
+        assert turns.answer("b1", "t4", b"D") == "expired"
+        turns.publish("b1", b"over")
+        for _ in range(2):
+            sub.next(5)  # t3, t4
+        assert sub.next(5) == b"over"
+    finally:
+        sub.close()
+
+
+def test_a_connected_turns_waiter_wakes_when_it_is_answered(ports: Ports) -> None:
+    turns = ports.turns
+    turns.issue("b1", "t1", b"{}", 5000, 60)
+    threading.Timer(0.2, lambda: turns.answer("b1", "t1", b"late-ish")).start()
+    started = time.monotonic()
+    assert turns.wait("b1", "t1", 5) == b"late-ish"
+    assert time.monotonic() - started < 4

@@ -14,6 +14,7 @@ MODULES = [
     "bench_fox_engine",
     "bench_gateway",
     "bench_memory",
+    "bench_outside_bots",
     "bench_reject_flood",
     "bench_search_load",
     "bench_sim_fox",

@@ -78,3 +78,42 @@ def test_game_score_counts_only_the_two_entrants_order() -> None:
     assert sprt.game_score([3, 2, 1], 1, 0) == 1.0
     assert sprt.game_score([3, 2, 1], 0, 1) == 0.0
     assert sprt.game_score([1, 1, 2], 0, 1) == 0.5
+
+
+def test_the_history_has_the_llr_after_each_pair_of_a_short_match() -> None:
+    test = sprt.params(None)
+    state = sprt.empty()
+    expected = []
+    for n, score in enumerate([2.0, 1.0, 0.5, 1.5, 1.0, 2.0], start=1):
+        sprt.add_pair(state, score, test)
+        expected.append([n, sprt.llr(state["counts"], 0, 10)])
+        assert sprt.history(state) == expected
+    assert sprt.render(state, test)["history"] == expected
+    assert sprt.render(sprt.empty(), test)["history"] == []
+
+
+def test_a_long_matchs_history_is_thinned_evenly_to_at_most_500_points() -> None:
+    # elo0/elo1 far apart and even pairs: the LLR drifts slowly and no bound is crossed.
+    test = sprt.params({"elo0": -1000, "elo1": 1000, "alpha": 1e-9, "beta": 1e-9})
+    state = sprt.empty()
+    llrs = {}
+    for n in range(1, 3001):
+        sprt.add_pair(state, 1.0, test)
+        llrs[n] = state["llr"]
+        points = sprt.history(state)
+        assert 1 <= len(points) <= sprt.HISTORY_POINTS
+        assert points[-1] == [n, state["llr"]]  # the latest pair is always the last point
+    assert state["result"] is None
+    points = sprt.history(state)
+    xs = [p for p, _ in points]
+    assert xs == sorted(set(xs)) and len(points) > sprt.HISTORY_POINTS // 2
+    steps = {b - a for a, b in zip(xs[:-2], xs[1:-1], strict=True)}
+    assert len(steps) == 1  # evenly spaced (but for the latest pair)
+    assert all(llr == llrs[int(p)] for p, llr in points)  # each point is the LLR after its pair
+
+
+def test_a_tally_from_before_the_history_renders_its_latest_point() -> None:
+    old = {"counts": [0, 1, 2, 0, 0], "pairs": 3, "llr": -0.5, "result": None}
+    assert sprt.history(old) == [[3, -0.5]]
+    sprt.add_pair(old, 1.0, sprt.params(None))
+    assert [p for p, _ in sprt.history(old)] == [4]

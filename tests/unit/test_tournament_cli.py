@@ -382,3 +382,14 @@ def test_a_kit_bot_is_never_sent_to_the_service(capsys: pytest.CaptureFixture[st
     argv = ["tournament", "run", *FOX, "--entrants", f"{KIT},random", "--games", "2"]
     assert main([*argv, "--api", "http://127.0.0.1:9", "--key", "org"]) == 2
     assert "only with --local" in one_line(capsys.readouterr().err)
+
+
+def test_a_registered_bot_entrant_is_spelt_bot_id_and_refused_locally() -> None:
+    from services import tournament_cli
+
+    assert tournament_cli.parse_entrants("bot_id=ab12,random") == [
+        {"bot_id": "ab12"},
+        {"bot": "random"},
+    ]
+    with pytest.raises(tournament_cli.CliError):
+        tournament_cli.parse_entrants("bot_id=")

@@ -77,6 +77,12 @@ def _answer_message(bot: Any, message: Mapping[str, Any]) -> dict[str, Any] | No
     return None
 
 
+class _Server(ThreadingHTTPServer):
+    # The standard library's accept queue holds 5 connections: many games' turns arriving at
+    # once overflowed it, and the kernel's retry a second later missed the turn's budget.
+    request_queue_size = 128
+
+
 def make_webhook_server(
     bot: Any, key: str, host: str = "127.0.0.1", port: int = 8080
 ) -> ThreadingHTTPServer:
@@ -86,6 +92,9 @@ def make_webhook_server(
     class Handler(BaseHTTPRequestHandler):
         # Keep-alive: the service sends a game's turns one after another to the same URL.
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: with Nagle's algorithm on, the second waits
+        # for the client's delayed ACK (about 40 ms a keep-alive answer).
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
             length = self.headers.get("Content-Length")
@@ -133,7 +142,7 @@ def make_webhook_server(
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("webhook: " + format, *args)
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    server = _Server((host, port), Handler)
     server.daemon_threads = True
     return server
 

@@ -54,6 +54,25 @@ export const api = {
     if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
     return res.text();
   },
+  // Tournaments need an organizer's or auditor's key: the only calls that send one.
+  async tournaments(key) {
+    // Listed oldest first, a page at a time: read them all (bounded), newest first.
+    const all = [];
+    for (let page = 0; page < 10; page++) {
+      const { doc } = await call("GET", `/v1/tournaments?offset=${page * 100}&limit=100`, { token: key });
+      all.push(...doc.tournaments);
+      if (doc.tournaments.length < 100) break;
+    }
+    return all.reverse();
+  },
+  tournament: (id, key, offset = 0, limit = 20) =>
+    call("GET", `/v1/tournaments/${encodeURIComponent(id)}?offset=${offset}&limit=${limit}`, { token: key })
+      .then((r) => r.doc),
+  bots: () => call("GET", "/v1/bots?limit=100").then((r) => r.doc.bots),
+  bot: (id) => call("GET", `/v1/bots/${encodeURIComponent(id)}`).then((r) => r.doc),
+  /** A page of the lobby's list, newest first (every status). */
+  games: (cursor, limit = 100) =>
+    call("GET", `/v1/games?limit=${limit}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")).then((r) => r.doc),
 };
 
 /**
@@ -151,4 +170,24 @@ export function playerName() {
 
 export function setPlayerName(name) {
   localStorage.setItem("tabletop.name", name);
+}
+
+// ---- an organizer's or auditor's key: kept in localStorage, sent only to /v1/tournaments ------
+// Reading tournaments needs one; the page never sends it anywhere else (not to games or feeds).
+
+const ORG_KEY = "tabletop.key";
+
+/** The organizer or auditor key this browser keeps ("" when none). */
+export function heldKey() {
+  try {
+    return localStorage.getItem(ORG_KEY) || "";
+  } catch {
+    return "";
+  }
+}
+
+/** Keep `key` (an empty one forgets it). */
+export function holdKey(key) {
+  if (key) localStorage.setItem(ORG_KEY, key);
+  else localStorage.removeItem(ORG_KEY);
 }

@@ -1,17 +1,19 @@
-// The page: a lobby, a form to start a game, a board to play or watch each game live, and a
-// replay of a finished game with the audit's verifier run in the page. Routes live in the
-// URL's fragment (#/play/<id>, #/watch/<id>, #/replay/<id>), so a reload keeps the page.
+// The page: a lobby, a form to start a game, a board to play or watch each game live, a
+// replay of a finished game with the audit's verifier run in the page, a tournament's page and
+// a registered bot's. Routes live in the URL's fragment (#/play/<id>, #/watch/<id>,
+// #/replay/<id>, #/tournaments/<id>, #/bots/<id>), so a reload keeps the page.
 
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { api, follow, heldSeat, holdSeat, keepHead, keptHeads, playerName, setPlayerName } from "./api.js";
-import { Clock, OtherCommands, Result, Status, html, seatName } from "./ui.js";
+import { Clock, OtherCommands, Result, Status, TITLES, html, seatName } from "./ui.js";
+import { BotList, BotPage } from "./bots.js";
+import { TournamentList, TournamentPage } from "./tournaments.js";
 import * as fox from "./fox.js";
 import * as skull from "./skull.js";
 import * as skye from "./skye.js";
 
 const BOARDS = { fox, skull, skye };
-const TITLES = { fox: "The Fox in the Forest", skull: "Skull", skye: "Isle of Skye" };
 
 // ---- routing ----------------------------------------------------------------------------------
 
@@ -100,6 +102,8 @@ function Lobby() {
     <${GameList} status="waiting" title="Waiting for players" name=${name} refresh=${refresh} />
     <${GameList} status="active" title="Being played" name=${name} refresh=${refresh} />
     <${GameList} status="finished" title="Finished" name=${name} refresh=${refresh} />
+    <${TournamentList} />
+    <${BotList} refresh=${refresh} />
   </div>`;
 }
 
@@ -522,6 +526,15 @@ function App() {
     const v = Number(route.query.get("v")) || undefined;
     page = html`<${Replay} key=${`replay-${route.args[0]}`} id=${route.args[0]} start=${v} />`;
     title = `Replay ${route.args[0]} · tabletop`;
+  } else if (route.name === "tournaments" && route.args[0]) {
+    page = html`<${TournamentPage} key=${`tournament-${route.args[0]}`} id=${route.args[0]} />`;
+    title = `Tournament ${route.args[0]} · tabletop`;
+  } else if (route.name === "tournaments") {
+    page = html`<${TournamentList} />`;
+    title = "Tournaments · tabletop";
+  } else if (route.name === "bots" && route.args[0]) {
+    page = html`<${BotPage} key=${`bot-${route.args[0]}`} id=${route.args[0]} />`;
+    title = `Bot ${route.args[0]} · tabletop`;
   } else if (route.name === "new") {
     page = html`<${NewGame} />`;
     title = "New game · tabletop";
@@ -533,7 +546,7 @@ function App() {
   }, [title]);
   return html`<header class="top">
       <a href="#/" class="brand">tabletop</a>
-      <nav aria-label="Main"><a href="#/">Lobby</a> <a href="#/new">New game</a> <a href="/docs">API</a></nav>
+      <nav aria-label="Main"><a href="#/">Lobby</a> <a href="#/new">New game</a> <a href="#/tournaments">Tournaments</a> <a href="/docs">API</a></nav>
     </header>
     <main id="main">${page}</main>`;
 }

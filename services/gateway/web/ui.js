@@ -7,6 +7,8 @@ import htm from "htm";
 
 export const html = htm.bind(h);
 
+export const TITLES = { fox: "The Fox in the Forest", skull: "Skull", skye: "Isle of Skye" };
+
 /** A seat's display name from a view's `seats` (its index when there is none). */
 export function seatName(view, seat) {
   if (seat == null) return "nobody";
