@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shared.app.ports import GameEntry, Ports
 from shared.record import GameRecord, fold
+
+# How long a cached directory entry is trusted. A roster changes without a miss: a seat taken
+# over by a bot (a resignation, time-outs) drops its player's token, which this process's copy
+# would go on accepting; past this age the entry is read again.
+ROSTER_TTL_S = 1.0
 
 
 @dataclass(slots=True)
@@ -18,21 +25,29 @@ class App:
     cache_size: int = 10_000
     records: OrderedDict[str, GameRecord] = field(default_factory=OrderedDict)
     entries: OrderedDict[str, GameEntry] = field(default_factory=OrderedDict)
+    entry_times: dict[str, float] = field(default_factory=dict)  # when each entry was read
+    now: Callable[[], float] = time.monotonic
     # The gateway's threads share one App: the caches' evictions must not interleave.
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def entry(self, game_id: str, *, refresh: bool = False) -> GameEntry | None:
-        """The game's directory entry; cached, since only the roster can change and a roster
-        miss asks again (``refresh``)."""
+        """The game's directory entry; cached, since only the roster can change: a roster
+        miss asks again (``refresh``), and an entry older than ``ROSTER_TTL_S`` is read again
+        (a take-over changes the roster without a miss)."""
+        now = self.now()
         found = None if refresh else self.entries.get(game_id)
+        if found is not None and now - self.entry_times.get(game_id, now) > ROSTER_TTL_S:
+            found = None
         if found is None:
             found = self.ports.directory.get(game_id)
             if found is None:
                 return None
             with self.lock:
                 self.entries[game_id] = found
+                self.entry_times[game_id] = now
                 while len(self.entries) > self.cache_size:
-                    self.entries.popitem(last=False)
+                    gone, _ = self.entries.popitem(last=False)
+                    self.entry_times.pop(gone, None)
         return found
 
     def load(self, game_id: str, *, fresh: bool = True) -> GameRecord:
