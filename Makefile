@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# `make run` needs the runtime alone: the test tools (the dev extra) are `make test`'s, and a
+# fresh clone's first start need not wait for them.
+RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean browser
 
@@ -14,7 +17,16 @@ $(STAMP): pyproject.toml sdk/python/pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet -e sdk/python
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
+
+# The runtime and the bot kit (the CLIs speak through it); the dev extra, if `make test`
+# installed it, holds all of this already (its rule touches this stamp too).
+$(RUN_STAMP): pyproject.toml sdk/python/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e sdk/python
+	touch $(RUN_STAMP)
 
 venv: $(STAMP)
 
@@ -35,7 +47,7 @@ browser:
 	    echo "chromium is missing and apt-get cannot run here: tests/e2e/test_browser.py will be skipped"; \
 	  fi; }
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/tabletop run
 
 test: $(STAMP) browser

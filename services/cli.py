@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def default_api(env: Mapping[str, str] | None = None) -> str:
+    """The service the client commands talk to unless given ``--api``: ``TABLETOP_API``, else
+    the gateway ``make run`` starts in the same shell (``http://127.0.0.1:$PORT``, 8000)."""
+    env = os.environ if env is None else env
+    api = env.get("TABLETOP_API") or f"http://127.0.0.1:{env.get('PORT') or 8000}"
+    return api.rstrip("/")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim = sub.add_parser("simulate", help="play bot games in-process (no Redis)")
     sim.add_argument("--game", required=True)
     sim.add_argument("--games", type=int, default=100)
-    sim.add_argument("--seed", default="simulate")
+    sim.add_argument(
+        "--seed",
+        default=None,
+        help="game i plays seed SEED:i (default: one drawn at random, printed to repeat the run)",
+    )
     sim.add_argument("--players", type=int, default=None)
     sim.add_argument(
         "--bots",
@@ -61,6 +74,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     rebuild = sub.add_parser("rebuild", help="rewrite every game's projections from its events")
     rebuild.add_argument("game_ids", nargs="*")
+    rebuild.add_argument(
+        "--data-dir",
+        default=os.environ.get("TABLETOP_DATA_DIR") or None,
+        help="the data directory of the stack whose Redis to use when REDIS_URL is not set "
+        "(default: TABLETOP_DATA_DIR, else ./run, as `tabletop run`)",
+    )
 
     aud = sub.add_parser(
         "audit",
@@ -70,8 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     aud.add_argument("game_id", nargs="?", help="the game to fetch from the service")
     aud.add_argument(
         "--api",
-        default=os.environ.get("TABLETOP_API", "http://127.0.0.1:8000"),
-        help="the service (default: TABLETOP_API, else http://127.0.0.1:8000)",
+        default=default_api(),
+        help="the service (default: TABLETOP_API, else http://127.0.0.1:$PORT, PORT "
+        "defaulting to 8000)",
     )
     aud.add_argument(
         "--key",
@@ -97,6 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.port, args.redis_port, args.gateway_workers, args.workers, args.data_dir
         )
     if args.cmd == "worker":
+        # Checked before the worker module (and its Redis) is touched: a worker for a game
+        # nobody hosts would wait on its empty streams forever.
+        if args.game not in available_games():
+            print(
+                f"tabletop worker: unknown game {args.game!r}; games: "
+                f"{', '.join(available_games())}",
+                file=sys.stderr,
+            )
+            return 2
         from services.worker.main import run as run_worker
 
         run_worker(args.game)
@@ -104,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd == "simulate":
         return run_simulation(args)
     if args.cmd == "rebuild":
-        return run_rebuild(args.game_ids)
+        return run_rebuild(args.game_ids, args.data_dir)
     if args.cmd == "audit":
         from services.audit_cli import run_audit
 
@@ -141,17 +170,18 @@ def run_simulation(args: argparse.Namespace) -> int:
     if args.bots:
         from shared.app import bots as registry
 
-        try:
-            bots = [parse_bot(b) for b in args.bots.split(",")]
-            for spec in bots:
-                registry.parse_spec(spec)
-        except (ValueError, registry.BotSpecError) as exc:
-            print(f"--bots: {exc}; bots: {', '.join(registry.names())}", file=sys.stderr)
-            return 2
+        bots = []
+        for item in args.bots.split(","):
+            try:  # the entrant named: in a list of five, "bot: one of ..." says not which
+                bots.append(parse_bot(item))
+                registry.parse_spec(bots[-1])
+            except (ValueError, registry.BotSpecError) as exc:
+                return refuse(
+                    f"--bots: {item.strip()!r}: {exc}; bots: {', '.join(registry.names())}"
+                )
         seats = seats or len(bots)
         if len(bots) != seats:
-            print(f"--bots names {len(bots)} seats but --players is {seats}", file=sys.stderr)
-            return 2
+            return refuse(f"--bots names {len(bots)} seats but --players is {seats}")
     seats = seats or engine.MIN_SEATS
     chosen: list[dict[str, Any]] | None = bots if args.bots else None
     options = {}
@@ -169,13 +199,16 @@ def run_simulation(args: argparse.Namespace) -> int:
         engine.parse_options(seats, dict(options))
     except GameError as exc:
         return refuse(str(exc))
+    # The rule `tournament run` follows too: a seed drawn unless given, and printed, so that
+    # any run can be played again exactly (short enough to type back).
+    seed = args.seed if args.seed is not None else secrets.token_hex(8)
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task(f"{args.game}: {args.games} games", total=args.games)
         result = simulate(
             args.game,
             games_count=args.games,
-            seed=args.seed,
+            seed=seed,
             seats=seats,
             options=options,
             progress=lambda done: progress.update(task, completed=done),
@@ -183,7 +216,7 @@ def run_simulation(args: argparse.Namespace) -> int:
             rotate=chosen is not None,
         )
     who = "entrant (seats rotated)" if chosen else "seat"
-    table = Table(title=f"{args.game}: {result.games} bot games, seed {args.seed!r}")
+    table = Table(title=f"{args.game}: {result.games} bot games, seed {seed!r}")
     table.add_column(who)
     table.add_column("bot")
     table.add_column("wins", justify="right")
@@ -205,7 +238,7 @@ def run_simulation(args: argparse.Namespace) -> int:
     print(
         f"games: {result.games}  draws: {result.draws}  actions: {result.actions}  "
         f"seconds: {result.seconds:.2f}  games/s: {result.games_per_second:.1f}  "
-        f"actions/s: {result.actions_per_second:.0f}"
+        f"actions/s: {result.actions_per_second:.0f}  seed: {seed}"
     )
     return 0
 
@@ -222,19 +255,22 @@ def parse_bot(text: str) -> dict[str, Any]:
     return spec
 
 
-def run_rebuild(game_ids: Sequence[str]) -> int:
+def run_rebuild(game_ids: Sequence[str], data_dir: str | None = None) -> int:
     """``tabletop rebuild``: projections from events, with progress and a summary line, on the
-    stack's Redis (``REDIS_URL``, or the one ``make run`` started here); never a guessed one."""
+    stack's Redis (``REDIS_URL``, or the one ``make run`` started on ``data_dir``, by default
+    ``./run``); never a guessed one."""
     from rich.progress import track
 
     from shared.app import handlers, queries
     from shared.bootstrap import bootstrap
     from shared.config import Settings
 
-    url = os.environ.get("REDIS_URL") or _stack_redis_url()
+    data = Path(data_dir) if data_dir else Path.cwd() / "run"
+    url = os.environ.get("REDIS_URL") or _stack_redis_url(data)
     if not url:
         print(
-            "tabletop rebuild: no Redis to rebuild: set REDIS_URL, or run it beside `make run`",
+            f"tabletop rebuild: no Redis to rebuild: no running stack's {data / 'redis.url'}; "
+            "set REDIS_URL, or give the stack's TABLETOP_DATA_DIR (--data-dir)",
             file=sys.stderr,
         )
         return 2
@@ -259,9 +295,10 @@ def run_rebuild(game_ids: Sequence[str]) -> int:
     return 1 if failed else 0
 
 
-def _stack_redis_url() -> str | None:
-    """The URL ``make run`` wrote for the Redis it started in this directory, if it runs."""
-    path = Path.cwd() / "run" / "redis.url"
+def _stack_redis_url(data: Path) -> str | None:
+    """The URL ``make run`` wrote for the Redis it started on data directory ``data``, if it
+    runs."""
+    path = data / "redis.url"
     if not path.exists():
         return None
     url = path.read_text().strip()
@@ -343,16 +380,22 @@ def run_stack(
         )
         if server is not None:
             specs.append(supervisor.ChildSpec("redis", server.start, supervisor.STORE))
-        sup = supervisor.Supervisor(specs)
+        base = f"http://127.0.0.1:{port}"
+
+        def announce() -> None:
+            print(
+                f"tabletop is running at {base}  (Redis: {env['REDIS_URL']}; "
+                f"{workers} worker{'s' if workers > 1 else ''} per game type)"
+            )
+            print(f"OpenAPI: {base}/openapi.json  — Ctrl-C stops everything", flush=True)
+
+        # "Running" only once it answers: a newcomer's first request must not be a refusal.
+        sup = supervisor.Supervisor(
+            specs, readiness=supervisor.http_readiness(f"{base}/readyz"), on_ready=announce
+        )
         if server is not None:
             sup.adopt("redis", server.proc)
-        print(
-            f"tabletop is running at http://127.0.0.1:{port}  (Redis: {env['REDIS_URL']}; "
-            f"{workers} worker{'s' if workers > 1 else ''} per game type)"
-        )
-        print(
-            f"OpenAPI: http://127.0.0.1:{port}/openapi.json  — Ctrl-C stops everything", flush=True
-        )
+        print(f"tabletop: starting; waiting for {base}/readyz", file=sys.stderr, flush=True)
         sup.run()
     except KeyboardInterrupt:
         pass

@@ -37,6 +37,11 @@ WORKER_BACKOFF_MAX = 3.0
 # workers and kills one that hangs rather than orphaning it (seen once in a test run).
 STOP_TIMEOUT = 15.0
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+# The stack is announced only once it answers ready (the gateway's /readyz 200), asked this
+# often; past READY_PATIENCE still not ready, the reason is logged once (a worker that cannot
+# start, say), instead of a silence that looks like a hang.
+READY_EVERY = 0.5
+READY_PATIENCE = 60.0
 
 # Shutdown stages, lowest first.
 FRONT = 0  # gateway and game workers: stop taking requests and commands first
@@ -150,10 +155,18 @@ class Supervisor:
     # set() can deadlock on the lock its own thread holds inside wait().
     stopping: bool = False
     hurry: bool = False
+    # None when the stack answers ready, else why not (``http_readiness``); ``on_ready`` is
+    # called once, the first time it is.
+    readiness: Callable[[], str | None] | None = None
+    on_ready: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         self.children = [_Child(spec) for spec in self.specs]
         self._in_stop = False
+        self._ready = False
+        self._ready_asked: float | None = None
+        self._ready_since: float | None = None
+        self._told_unready = False
 
     def log(self, message: str) -> None:
         print(f"tabletop: {message}", file=self.out, flush=True)
@@ -221,6 +234,26 @@ class Supervisor:
             self.log(f"{child.spec.name} restarted (pid {proc.pid}, restart {child.restarts})")
         child.proc, child.started = proc, now
 
+    def watch_ready(self) -> None:
+        """Ask ``readiness`` (at most every READY_EVERY seconds) until it answers ready once,
+        then call ``on_ready``; log the reason once if that takes longer than READY_PATIENCE."""
+        if self._ready or self.readiness is None or self.stopping:
+            return
+        now = self.clock()
+        if self._ready_since is None:
+            self._ready_since = now
+        if self._ready_asked is not None and now - self._ready_asked < READY_EVERY:
+            return
+        self._ready_asked = now
+        why = self.readiness()
+        if why is None:
+            self._ready = True
+            if self.on_ready is not None:
+                self.on_ready()
+        elif not self._told_unready and now - self._ready_since >= READY_PATIENCE:
+            self._told_unready = True
+            self.log(f"not ready after {READY_PATIENCE:g} s: {why} (still waiting)")
+
     def request_stop(self, *_: object) -> None:
         """The signal handler: the first signal stops in order, a second one hurries it (every
         child still running is killed at once)."""
@@ -240,6 +273,7 @@ class Supervisor:
             self.start()
             while not self.stopping:
                 self.check()
+                self.watch_ready()
                 time.sleep(poll)
         finally:
             self.stop()
@@ -282,6 +316,34 @@ class Supervisor:
             if child.spec.name == name:
                 return child
         raise KeyError(name)
+
+
+def http_readiness(url: str, timeout: float = 1.0) -> Callable[[], str | None]:
+    """A ``readiness`` asking ``url`` (a gateway's ``/readyz``): None on a 200, else one line
+    of why not (the status and the body's ``missing``, or the connection's error)."""
+    import http.client
+    import json
+    import urllib.error
+    import urllib.request
+
+    # No proxy from the environment: the gateway is on this machine.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def ask() -> str | None:
+        try:
+            with opener.open(url, timeout=timeout) as answer:
+                return None if answer.status == 200 else f"{answer.status}"
+        except urllib.error.HTTPError as exc:  # 503 with the reasons in its body
+            try:
+                missing = json.loads(exc.read()).get("missing") or []
+            except (ValueError, AttributeError, OSError):
+                missing = []
+            return f"{exc.code}: {'; '.join(map(str, missing)) or exc.reason}"
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # not up yet
+            reason = getattr(exc, "reason", exc)
+            return f"no answer from {url}: {reason}"
+
+    return ask
 
 
 # Celery queues and their pools, as deploy/Procfile and deploy/docker-compose.yml run them:

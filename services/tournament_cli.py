@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
     from shared.tournaments.plan import Plan
 
-DEFAULT_API = "http://127.0.0.1:8000"
 # Spelled out rather than imported from shared.tournaments.plan so that building the parser
 # (every ``tabletop`` command) imports no engine; a unit test keeps the two equal.
 FORMATS = ("round_robin", "duplicate", "gauntlet", "sprt")
@@ -47,6 +46,9 @@ POLL_SECONDS = 0.5
 HTTP_TIMEOUT = 30.0
 PLOT_FILES = ("head_to_head.png", "ratings.png", "win_rates.png", "scores.png")
 EXIT_SERVICE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+API_HELP = (
+    "the service (default: TABLETOP_API, else http://127.0.0.1:$PORT, PORT defaulting to 8000)"
+)
 
 # (game index, outcome {scores, winners, ranks, draw}, actions): what a worker sends back
 GameResult = tuple[int, dict[str, Any], int]
@@ -121,7 +123,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     run_p.add_argument("--players", type=int, default=None, help="seats a game")
     run_p.add_argument(
-        "--seed", default=None, help="every game's seed derives from it (default: random)"
+        "--seed",
+        default=None,
+        help="every game's seed derives from it (default: one drawn at random, printed so "
+        "that the run can be repeated)",
     )
     run_p.add_argument(
         "--option",
@@ -132,9 +137,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     where = run_p.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="play in process (no service needed)")
-    where.add_argument(
-        "--api", default=None, help=f"the service (default: TABLETOP_API, else {DEFAULT_API})"
-    )
+    where.add_argument("--api", default=None, help=API_HELP)
     run_p.add_argument(
         "--jobs",
         type=int,
@@ -151,9 +154,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     show_p = actions.add_parser("show", help="print a service's tournament and its standings")
     show_p.add_argument("id", help="the tournament id (what `tournament run` printed)")
-    show_p.add_argument(
-        "--api", default=None, help=f"the service (default: TABLETOP_API, else {DEFAULT_API})"
-    )
+    show_p.add_argument("--api", default=None, help=API_HELP)
     show_p.add_argument(
         "--key",
         default=None,
@@ -242,8 +243,9 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.players is not None:
         body["players"] = args.players
-    if args.seed is not None:
-        body["seed"] = args.seed
+    # Drawn here, not by the plan or the service (which would keep it to itself), short enough
+    # to print and type again: the rule `tabletop simulate` follows too.
+    body["seed"] = args.seed if args.seed is not None else secrets.token_hex(8)
     options = parse_options(args.option)
     if options:
         body["options"] = options
@@ -271,7 +273,9 @@ def parse_sprt(text: str) -> dict[str, float]:
 
 
 def _api(args: argparse.Namespace) -> str:
-    api = (args.api or os.environ.get("TABLETOP_API") or DEFAULT_API).rstrip("/")
+    from services.cli import default_api
+
+    api = (args.api or default_api()).rstrip("/")
     if not api.startswith(("http://", "https://")):
         raise CliError(f"--api {api!r} is not an http:// or https:// URL")
     return api
@@ -293,8 +297,11 @@ def _check_plots(directory: str | None) -> Path | None:
         return None
     import importlib.util
 
-    if importlib.util.find_spec("matplotlib") is None:
-        raise CliError("--plots needs matplotlib (pip install matplotlib)")
+    if importlib.util.find_spec("matplotlib") is None:  # `make run` installs the runtime only
+        raise CliError(
+            "--plots needs matplotlib, in the plots extra: .venv/bin/python -m pip install -e "
+            "'.[plots]' in the checkout (or pip install 'tabletop[plots]')"
+        )
     path = Path(directory)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -359,8 +366,6 @@ def _run_local(body: Mapping[str, Any], jobs: int, plots: Path | None) -> int:
     from shared.tournaments.plan import PlanError, parse
 
     doc = dict(body)
-    # Chosen here rather than by the plan so that it is short enough to print and type again.
-    doc.setdefault("seed", secrets.token_hex(8))
     try:
         plan = parse_plan(doc, parse, max_games=LOCAL_MAX_GAMES)  # kit entrants: local only
     except PlanError as exc:
@@ -413,8 +418,13 @@ def _run_remote(body: Mapping[str, Any], api: str, key: str, plots: Path | None)
         return EXIT_INTERRUPTED
     tid = str(created["id"])
     total = int(created.get("progress", {}).get("total") or body["games"])
-    later = f"tabletop tournament show {tid}" + ("" if api == DEFAULT_API else f" --api {api}")
-    print(f"tournament {tid} started at {api}: {total} games", file=sys.stderr)
+    from services.cli import default_api
+
+    # The hint works as typed in this shell: --api only when it is not what this shell defaults to.
+    later = f"tabletop tournament show {tid}" + ("" if api == default_api() else f" --api {api}")
+    print(
+        f"tournament {tid} started at {api}: {total} games, seed {body['seed']!r}", file=sys.stderr
+    )
     doc: dict[str, Any] = created
     try:
         with _progress(stderr) as bar:
@@ -433,7 +443,9 @@ def _run_remote(body: Mapping[str, Any], api: str, key: str, plots: Path | None)
         )
         return EXIT_INTERRUPTED
     print_report(doc, remote_id=tid)
-    print(f"tournament: {tid}  status: {doc['status']}  see it again: {later}")
+    print(
+        f"tournament: {tid}  status: {doc['status']}  seed: {body['seed']}  see it again: {later}"
+    )
     if plots is not None:
         _report_plots(write_plots(doc, plots))
     if doc["status"] == "cancelled":
@@ -784,8 +796,24 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def letter(index: int) -> str:
+    """Entrant 0 -> ``A``, 25 -> ``Z``, 26 -> ``AA``: its short name in a narrow table."""
+    out = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        out = chr(ord("A") + rest) + out
+    return out
+
+
 def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> None:
-    """The standings table (and, for two-seat games, the head-to-head) on stdout."""
+    """The standings table (and, for two-seat games, the head-to-head) on stdout.
+
+    Where the whole table is wider than the terminal (80 columns, its eleven columns and an
+    entrant's spec), rich would cut every cell (``ismc…``, ``75.…``): the entrants are then
+    named by letters, explained in a legend, and the mean rank and ratings get a table of their
+    own, so that no value is ever cut."""
+    from rich.measure import Measurement
     from rich.table import Table
 
     console = _stdout_console()
@@ -797,19 +825,9 @@ def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> Non
         f"{doc.get('status')}, {done} of {total} games"
     )
     ratings = {r["entrant"]: r for r in doc.get("ratings") or []}
-    table = Table(title=title)
-    table.add_column("#", justify="right")
-    table.add_column("entrant")
-    table.add_column("games", justify="right")
-    table.add_column("wins", justify="right")
-    table.add_column("win rate", justify="right")
-    table.add_column("95% CI", justify="right")
-    table.add_column("mean score", justify="right")
-    table.add_column("mean rank", justify="right")
-    table.add_column("mu", justify="right")
-    table.add_column("sigma", justify="right")
-    table.add_column("ordinal", justify="right")
-    for place, row in enumerate(doc.get("standings") or [], start=1):
+    placed = list(enumerate(doc.get("standings") or [], start=1))
+
+    def cells(place: int, row: Mapping[str, Any], name: str) -> list[str]:
         ci = row.get("win_rate_ci")
         score, score_ci = row.get("mean_score"), row.get("mean_score_ci")
         if score is None:
@@ -819,9 +837,9 @@ def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> Non
         else:
             mean = f"{score:.2f}"
         rating = ratings.get(row["entrant"], {})
-        table.add_row(
+        return [
             str(place),
-            str(row["name"]),
+            name,
             str(row["games"]),
             f"{row['wins']:g}",
             _pct(row.get("win_rate")),
@@ -831,8 +849,32 @@ def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> Non
             _num(rating.get("mu")),
             _num(rating.get("sigma")),
             _num(rating.get("ordinal")),
-        )
-    console.print(table)
+        ]
+
+    headers = ["#", "entrant", "games", "wins", "win rate", "95% CI", "mean score", "mean rank"]
+    headers += ["mu", "sigma", "ordinal"]
+    whole = [cells(place, row, str(row["name"])) for place, row in placed]
+
+    def table(title: str | None, columns: Sequence[int], grid: Sequence[Sequence[str]]) -> Table:
+        out = Table(title=title)
+        for c in columns:
+            # A value is as wide as it needs: only the headers may wrap (onto two lines).
+            widest = max((len(r[c]) for r in grid), default=0)
+            out.add_column(headers[c], justify="left" if c == 1 else "right", min_width=widest)
+        for r in grid:
+            out.add_row(*(r[c] for c in columns))
+        return out
+
+    full = table(title, range(len(headers)), whole)
+    # Its natural width, not one clamped to the terminal's (which console.measure gives).
+    natural = Measurement.get(console, console.options.update_width(10**6), full).maximum
+    narrow = natural > console.width
+    if not narrow:
+        console.print(full)
+    else:
+        short = [cells(place, row, letter(int(row["entrant"]))) for place, row in placed]
+        console.print(table(title, range(7), short))
+        console.print(table("mean rank and ratings (openskill)", [0, 1, 7, 8, 9, 10], short))
     test = doc.get("sprt")
     if test:
         verdict = {"H1": "H1: the candidate is better", "H0": "H0: not better"}.get(
@@ -845,20 +887,24 @@ def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> Non
         )
     h2h = doc.get("head_to_head")
     if h2h:
-        names = h2h["names"]
+        names = [letter(i) if narrow else str(n) for i, n in enumerate(h2h["names"])]
         grid = Table(title="head to head")
         grid.add_column("")
         for name in names:
-            grid.add_column(str(name), justify="right")
-        for name, cells in zip(names, h2h["matrix"], strict=True):
+            grid.add_column(name, justify="right", no_wrap=True)
+        for name, row_cells in zip(names, h2h["matrix"], strict=True):
             grid.add_row(
-                str(name),
-                *("—" if c is None else f"{c['rate']:.1%} ({c['games']})" for c in cells),
+                name,
+                *("—" if c is None else f"{c['rate']:.1%} ({c['games']})" for c in row_cells),
             )
         console.print(grid)
         console.print(
             "(how often the row finished ahead of the column; ties count half; games in brackets)"
         )
+    if narrow:  # the names in full, however long: rich folds a long line, never cuts it
+        console.print("entrants:", markup=False)
+        for i, entrant in enumerate(doc.get("entrants") or []):
+            console.print(f"  {letter(i)}  {entrant.get('name')}", markup=False, overflow="fold")
 
 
 def _report_plots(paths: Sequence[Path]) -> None:
@@ -875,8 +921,8 @@ def write_plots(
     """``head_to_head.png``, ``ratings.png``, ``win_rates.png`` and ``scores.png`` in
     ``directory``; ``scores`` (per entrant index, every game's score) draws box plots, else the
     mean scores with their intervals. Returns the paths written."""
-    # Lazily: matplotlib is heavy and only a dev dependency. The Agg canvas, not pyplot,
-    # so no GUI backend is ever tried and no global figure state is kept.
+    # Lazily: matplotlib is heavy and only in the plots (and dev) extra. The Agg canvas, not
+    # pyplot, so no GUI backend is ever tried and no global figure state is kept.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -21,7 +21,10 @@ def _keys(raw: str | None) -> frozenset[str]:
 DEFAULT_RATE_LIMITS = {
     "create": "30/minute",  # games created per client address
     "join": "60/minute",  # seats joined per client address
-    "command": "20/second",  # commands per seat token
+    "command": "20/second",  # commands per seat token, refilling a bucket of:
+    # a seat token's burst: a bot's turns come together, so it may send this many at any speed
+    # before the rate above holds it (a token bucket; limits_guard.py)
+    "command_burst": "120",
     # Commands per client address, whatever the tokens: a game's many seats (or many games)
     # from one address must not multiply the per-token limit.
     "command_addr": "30/second",
@@ -117,7 +120,8 @@ class Settings:
         ``TABLETOP_SHARDS``, ``TABLETOP_MAX_WAIT``, ``TABLETOP_BOT_DISPATCH`` and
         ``TABLETOP_MAX_TOURNAMENT_GAMES``, ``TABLETOP_CORS_ORIGINS`` (comma-separated origins
         browsers may call from; ``*`` for any) and the abuse limits ``TABLETOP_RATE_CREATE``,
-        ``TABLETOP_RATE_JOIN``, ``TABLETOP_RATE_COMMAND``, ``TABLETOP_RATE_COMMAND_ADDR``,
+        ``TABLETOP_RATE_JOIN``, ``TABLETOP_RATE_COMMAND`` (and ``TABLETOP_RATE_COMMAND_BURST``),
+        ``TABLETOP_RATE_COMMAND_ADDR``,
         ``TABLETOP_RATE_SUGGEST`` (``TABLETOP_RATE_LIMITS=off`` for none),
         ``TABLETOP_REJECTED_TTL`` (seconds a refused command's outcome is kept),
         ``TABLETOP_REDIS_CLUSTER`` (1: ``REDIS_URL`` is a cluster node) and

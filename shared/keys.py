@@ -90,6 +90,8 @@ def legacy_command_stream(game_type: str, shard: int) -> str:
 
 
 GAMES = "games:all"  # sorted set: game id by creation time
+GAMES_LOBBY = "games:lobby"  # sorted set: the games of no tournament, by creation time
+GAMES_LOBBY_FILLED = "games:lobby:filled"  # set once games:lobby holds the games from before it
 GAMES_FINISHED = "games:finished"  # sorted set: game id by finishing time
 RESULTS = "results:games"  # hash: game id -> final result JSON (scoring.finalize)
 DEADLINES = "deadlines"  # sorted set: deadline key -> epoch seconds (turn clocks)

@@ -20,6 +20,7 @@ from shared.games.base import Engine
 from shared.record import GameRecord
 
 AUDITOR = "auditor"  # reader that may see everything
+GAME_OVER = "game_over"  # every engine's phase once its game is over
 
 
 def game_view(engine: Engine, state: Any, seat: int | None) -> dict[str, Any]:
@@ -68,8 +69,10 @@ def _view(
         doc = game_view(engine, record.state, seat)
         if resigned:
             doc["outcome"] = record.outcome
-            if doc["outcome"] is not None:  # won by resignation: nobody acts any more
-                doc.update(to_act=[], legal_commands=[])
+            if doc["outcome"] is not None:
+                # Won by resignation (or a forfeit): nobody acts any more, and the phase says
+                # so as it does for a game played out, whatever ended it.
+                doc.update(phase=GAME_OVER, to_act=[], legal_commands=[])
     doc.update(
         id=record.id,
         game=record.game,

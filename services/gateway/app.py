@@ -114,7 +114,7 @@ def create_app(
     app.register_blueprint(web_routes.web)
     http_extras.install(app, settings.cors_origins)
     observe.install(app, settings, application.ports.client)
-    limits_guard.install(app, settings)
+    limits_guard.install(app, settings, application.ports.client)
     app.register_error_handler(Problem, lambda p: p.response())
     for error in REDIS_ERRORS:  # a cluster's own errors too (no reachable node...)
         app.register_error_handler(error, _redis_down)

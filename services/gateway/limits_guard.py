@@ -7,6 +7,12 @@ Limits are per rule: ``create`` and ``join`` per client address, ``command`` per
 the token (so a game's many seats, or many games, cannot multiply ``command``). The address is
 the request's ``remote_addr``, the socket's peer, for every rule. Organizer and auditor keys
 are not limited.
+
+A rule with a burst (``<rule>_burst``, e.g. ``command_burst``) is a token bucket instead of a
+moving window: it holds up to the burst, each request takes one, and it refills at the rule's
+rate. A bot playing fast over REST sends its moves in bursts well above a steady rate (its
+turns come together), which a moving window of 20 a second cut mid-game; the bucket still
+holds a flood to the rate once the burst is spent.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import hashlib
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask, current_app, request
@@ -24,6 +31,46 @@ from services.gateway import auth
 from services.gateway.problems import Problem
 from shared.config import Settings
 
+BURST_SUFFIX = "_burst"  # a rule's burst setting: ``command_burst`` for ``command``
+
+# A token bucket in one Redis hash (tokens, last refill in ms), refilled by Redis's own clock so
+# every gateway process agrees; one key, so it stays in one slot on a cluster. Returns
+# {1, 0} when a token was taken, else {0, ms until one is back}.
+BUCKET_SCRIPT = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(held[1]) or burst
+local at = tonumber(held[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local taken, wait = 0, 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  taken = 1
+else
+  wait = math.ceil((1 - tokens) / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate) + 1000)
+return {taken, wait}
+"""
+
+
+@dataclass(slots=True)
+class Bucket:
+    """A rule's token bucket: ``burst`` tokens at most, refilled at ``per_ms`` a millisecond."""
+
+    per_ms: float
+    burst: int
+    script: Any  # redis-py's registered Script
+
+    def take(self, key: str) -> int:
+        """0 when a token was taken, else the milliseconds until one is back."""
+        taken, wait = self.script(keys=[key], args=[repr(self.per_ms), self.burst])
+        return 0 if int(taken) else max(1, int(wait))
+
 
 @dataclass(slots=True)
 class Guard:
@@ -31,6 +78,7 @@ class Guard:
 
     rules: dict[str, RateLimitItem]
     limiter: strategies.RateLimiter | None
+    buckets: dict[str, Bucket] | None = None
 
     def check(self, rule: str, *, by_token: bool = False) -> None:
         """Count this request against ``rule``; raise a 429 problem when it is over."""
@@ -45,26 +93,50 @@ class Guard:
             else "a:" + (request.remote_addr or "unknown")
         )
         item = self.rules[rule]
-        if self.limiter.hit(item, "tabletop", rule, who):
-            return
-        reset, _ = self.limiter.get_window_stats(item, "tabletop", rule, who)
-        wait = max(1, math.ceil(reset - time.time()))
+        bucket = (self.buckets or {}).get(rule)
+        if bucket is not None:
+            wait_ms = bucket.take(f"tabletop:bucket:{rule}:{who}")
+            if not wait_ms:
+                return
+            wait = max(1, math.ceil(wait_ms / 1000))
+            what = f"{item}, bursts of {bucket.burst}"
+        else:
+            if self.limiter.hit(item, "tabletop", rule, who):
+                return
+            reset, _ = self.limiter.get_window_stats(item, "tabletop", rule, who)
+            wait = max(1, math.ceil(reset - time.time()))
+            what = str(item)
         raise Problem(
             429, "request/rate_limited",
-            f"too many requests ({item}); retry in {wait} s",
+            f"too many requests ({what}); retry in {wait} s",
             title="Too Many Requests",
             headers={"Retry-After": str(wait)},
         )  # fmt: skip
 
 
-def install(app: Flask, settings: Settings) -> None:
-    """Attach the guard for ``settings`` (none when limits are off)."""
-    rules = {name: parse(text) for name, text in settings.rate_limits.items() if text}
+def install(app: Flask, settings: Settings, client: Any = None) -> None:
+    """Attach the guard for ``settings`` (none when limits are off). ``client``: the service's
+    Redis client, which keeps the token buckets (rules with a burst); without one every rule
+    is a moving window."""
+    limits = settings.rate_limits
+    rules = {
+        name: parse(text)
+        for name, text in limits.items()
+        if text and not name.endswith(BURST_SUFFIX)
+    }
     limiter = None
+    buckets: dict[str, Bucket] = {}
     if rules:
         uri, options = storage_uri(settings)
         limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(uri, **options))
-    app.extensions["tabletop-guard"] = Guard(rules=rules, limiter=limiter)
+    if rules and client is not None:
+        script = client.register_script(BUCKET_SCRIPT)
+        for name, item in rules.items():
+            burst = int(limits.get(name + BURST_SUFFIX) or 0)
+            if burst > 0:
+                per_ms = item.amount / (item.get_expiry() * 1000)
+                buckets[name] = Bucket(per_ms=per_ms, burst=burst, script=script)
+    app.extensions["tabletop-guard"] = Guard(rules=rules, limiter=limiter, buckets=buckets)
 
 
 def storage_uri(settings: Settings) -> tuple[str, dict[str, bool]]:

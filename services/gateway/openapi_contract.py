@@ -165,6 +165,95 @@ CREATE_EXAMPLES = {
 }
 
 
+_HASH = "36ad6f353fd907e711a349c86d185356e486d3bbc00bb872cfe55364deff3bf9"
+_CI = [0.0945, 0.9055]
+
+# ``GET /v1/games/{id}/events?after=3`` as seat 0 of a Fox game reads it: its own move carries
+# its command; the deal's other hand is redacted. ``tests/unit/test_openapi_examples.py`` keeps
+# these examples to the shapes the service answers.
+EVENTS_EXAMPLE: dict[str, Any] = {
+    "game": "83d4d01830630ba9",
+    "version": 5,
+    "events": [
+        {
+            "version": 4, "type": "card_played",
+            "data": {"seat": 0, "card": {"suit": "bells", "rank": 6}},
+            "command_id": "s0-my-first-play", "seat": 0, "at": "2026-01-01T00:00:00.000Z",
+            "prev_hash": "275c063fd914dfe65ffe026f14d7e78e54853de417e9db0630bb9fd9dabb3034",
+            "hash": _HASH,
+            "command": {"type": "play", "card": {"suit": "bells", "rank": 6}},
+        },
+        {
+            "version": 5, "type": "card_played",
+            "data": {"seat": 1, "card": {"suit": "bells", "rank": 9}},
+            "command_id": "bot-1-4", "seat": 1, "at": "2026-01-01T00:00:00.150Z",
+            "prev_hash": _HASH,
+            "hash": "9c0f1e7d2a4b6c8e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70",
+            "command": {"type": "play", "card": {"suit": "bells", "rank": 9}},
+        },
+    ],
+}  # fmt: skip
+
+_ENTRANTS = [
+    {"entrant": 0, "name": "heur", "spec": {"bot": "heuristic"}, "label": "heuristic"},
+    {"entrant": 1, "name": "random", "spec": {"bot": "random"}, "label": "random"},
+]
+_AHEAD = {"games": 2, "ahead": 1.0, "rate": 0.5, "rate_ci": _CI}
+_MATRIX = {"names": ["heur", "random"], "matrix": [[None, _AHEAD], [_AHEAD, None]]}
+
+# ``GET /v1/tournaments/{id}``: a finished two-game duplicate match of Fox.
+TOURNAMENT_EXAMPLE: dict[str, Any] = {
+    "id": "tccd5eb660f7e", "game": "fox", "format": "duplicate", "players": 2,
+    "options": {"target": 1, "first_dealer": None, "deal": None},
+    "entrants": _ENTRANTS,
+    "created_at": "2026-01-01T00:00:00.000Z", "finished_at": "2026-01-01T00:00:04.000Z",
+    "status": "finished", "progress": {"done": 2, "total": 2}, "rated_games": 2,
+    "standings": [
+        {"entrant": 0, "name": "heur", "spec": {"bot": "heuristic"}, "games": 2, "wins": 1.0,
+         "win_rate": 0.5, "win_rate_ci": _CI, "mean_score": 5.0,
+         "mean_score_ci": [1.08, 8.92], "mean_rank": 1.5},
+        {"entrant": 1, "name": "random", "spec": {"bot": "random"}, "games": 2, "wins": 1.0,
+         "win_rate": 0.5, "win_rate_ci": _CI, "mean_score": 4.5,
+         "mean_score_ci": [1.56, 7.44], "mean_rank": 1.5},
+    ],
+    "ratings": [
+        {"entrant": 1, "name": "random", "mu": 25.41, "sigma": 7.82, "ordinal": 1.94},
+        {"entrant": 0, "name": "heur", "mu": 24.59, "sigma": 7.82, "ordinal": 1.12},
+    ],
+    "head_to_head": _MATRIX, "pairwise": _MATRIX, "draws": 0,
+    "games": {"offset": 0, "limit": 100, "total": 2, "items": [
+        {"index": 0, "id": "tccd5eb660f7e-00000", "seats": ["heur", "random"], "deal": 0,
+         "finished": True},
+        {"index": 1, "id": "tccd5eb660f7e-00001", "seats": ["random", "heur"], "deal": 0,
+         "finished": True},
+    ]},
+    "candidate": None, "field": None, "sprt": None,
+}  # fmt: skip
+
+TOURNAMENTS_EXAMPLE: dict[str, Any] = {
+    "tournaments": [
+        {"id": "tccd5eb660f7e", "game": "fox", "format": "duplicate",
+         "entrants": ["heur", "random"], "created_at": "2026-01-01T00:00:00.000Z",
+         "status": "finished", "progress": {"done": 2, "total": 2}},
+    ]
+}  # fmt: skip
+
+TOURNAMENT_CREATED_EXAMPLE: dict[str, Any] = {
+    "id": "tccd5eb660f7e",
+    "status": "queued",
+    "progress": {"done": 0, "total": 2},
+    "location": "/v1/tournaments/tccd5eb660f7e",
+}
+
+# (method, path, status) -> the example of that answer.
+ANSWER_EXAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
+    ("get", "/v1/games/{game_id}/events", "200"): EVENTS_EXAMPLE,
+    ("post", "/v1/tournaments", "201"): TOURNAMENT_CREATED_EXAMPLE,
+    ("get", "/v1/tournaments", "200"): TOURNAMENTS_EXAMPLE,
+    ("get", "/v1/tournaments/{tournament_id}", "200"): TOURNAMENT_EXAMPLE,
+}
+
+
 def install(spec: APISpec) -> None:
     """Add the contract to ``spec`` (see the module's docstring)."""
     registered = spec.components.schemas  # apispec keeps the component dicts here
@@ -208,6 +297,9 @@ def _reads_a_malformed_request(method: str, path: str, op: dict[str, Any]) -> bo
 
 
 def _examples(path: str, operations: dict[str, Any], registered: dict[str, Schema]) -> None:
+    for (method, at, status), example in ANSWER_EXAMPLES.items():
+        if at == path and method in operations and status in operations[method]["responses"]:
+            _content(operations[method], status)["example"] = copy.deepcopy(example)
     views = view_schemas.examples()
     if path == "/v1/games/{game_id}":
         _content(operations["get"], "200")["examples"] = copy.deepcopy(views)

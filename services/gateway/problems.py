@@ -97,16 +97,16 @@ def from_http_exception(error: HTTPException) -> Problem:
     data = getattr(error, "data", None) or {}
     field_errors = data.get("errors") or data.get("messages") or {}
     # webargs nests errors by location ({"json": {...}}); clients want the fields.
-    where = "request body"
+    where, root = "request body", "body"
     if isinstance(field_errors, dict) and set(field_errors) <= {"json", "query", "headers"}:
         if set(field_errors) == {"query"}:
-            where = "query string"
+            where, root = "query string", "query"
         merged: dict[str, Any] = {}
         for part in field_errors.values():
-            merged.update(part if isinstance(part, dict) else {"_schema": part})
+            merged.update(part if isinstance(part, dict) else {SCHEMA_KEY: part})
         field_errors = merged
     if isinstance(field_errors, dict):
-        field_errors = flat_field_errors(field_errors)
+        field_errors = flat_field_errors(field_errors, root=root)
     code = {
         400: "request/malformed",
         401: "auth/required",
@@ -120,22 +120,39 @@ def from_http_exception(error: HTTPException) -> Problem:
     detail = data.get("message") or error.description or error.name
     if status == 422 and field_errors:
         detail = f"the {where} has invalid fields: " + ", ".join(sorted(field_errors))
+        if list(field_errors) == [root]:  # the whole body (or query) is wrong, not a field
+            detail = f"the {where} " + "; ".join(field_errors[root])
     return Problem(status, code, detail, title=error.name, errors_=field_errors)
 
 
-def flat_field_errors(nested: dict[str, Any], prefix: str = "") -> dict[str, list[str]]:
+SCHEMA_KEY = "_schema"  # marshmallow's key for an error of a whole object, not a field
+# marshmallow's words for a body that is no object (a JSON list, a string...)
+_NOT_AN_OBJECT = {"Invalid input type.": "must be a JSON object"}
+
+
+def flat_field_errors(
+    nested: dict[str, Any], prefix: str = "", *, root: str = "body"
+) -> dict[str, list[str]]:
     """marshmallow nests errors of nested fields (``{"seats": {"0": {"name": [...]}}}``);
-    clients get one list of messages per field path instead (``{"seats[0].name": [...]}``)."""
+    clients get one list of messages per field path instead (``{"seats[0].name": [...]}``).
+    An error of a whole object (marshmallow's ``_schema``) is keyed by that object's path
+    (``seats[0]``), or ``root`` (``body``, ``query``) for the whole request: a path a client
+    can find in what it sent."""
     flat: dict[str, list[str]] = {}
     for key, value in nested.items():
         key = str(key)
-        path = (
-            f"{prefix}[{key}]"
-            if key.isdigit() and prefix
-            else (f"{prefix}.{key}" if prefix else key)
-        )
+        if key == SCHEMA_KEY:
+            path = prefix or root
+        else:
+            path = (
+                f"{prefix}[{key}]"
+                if key.isdigit() and prefix
+                else (f"{prefix}.{key}" if prefix else key)
+            )
+        if key == SCHEMA_KEY and isinstance(value, list):
+            value = [_NOT_AN_OBJECT.get(v, v) if isinstance(v, str) else v for v in value]
         if isinstance(value, dict):
-            flat.update(flat_field_errors(value, path))
+            flat.update(flat_field_errors(value, path, root=root))
         elif isinstance(value, list) and all(isinstance(v, str) for v in value):
             flat[path] = value
         else:

@@ -287,16 +287,25 @@ class Games(MethodView):
 
     @blp.arguments(schemas.ListGamesQuerySchema(), location="query")
     @blp.response(200, schemas.GameListSchema)
+    @blp.alt_response(
+        404,
+        schema=schemas.ProblemSchema,
+        content_type="application/problem+json",
+        description="no such tournament (`tournament/not_found`)",
+    )
     def get(self, query: dict[str, Any]) -> Any:
         """Listed games, newest first: `status` `waiting` (open seats to join, or client
         seeds to come), `active` or `finished`; `game` to pick a type. Continue with
-        `cursor=<next_cursor>`."""
-        return queries.list_lobby(
+        `cursor=<next_cursor>`. A tournament's games are not in this list: `tournament=<id>`
+        lists them, in game order (404 `tournament/not_found` for an unknown id)."""
+        return _read(
+            queries.list_lobby,
             application(),
             game=query.get("game"),
             status=query.get("status"),
             limit=query["limit"],
             cursor=int(query.get("cursor") or 0),
+            tournament=query.get("tournament"),
         )
 
     @blp.arguments(schemas.CreateGameSchema())

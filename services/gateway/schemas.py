@@ -219,6 +219,11 @@ class ListGamesQuerySchema(StrictSchema):
     status = ma.fields.String(validate=validate.OneOf(["waiting", "active", "finished"]))
     limit = ma.fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
     cursor = ma.fields.String(validate=validate.Regexp(r"^[0-9]{1,9}$"))
+    tournament = ma.fields.String(
+        validate=validate.Length(min=1, max=128),
+        metadata={"description": "a tournament's id: its games, in game order (they are not "
+                                 "in the plain list)"},
+    )  # fmt: skip
 
 
 class GameListSchema(ma.Schema):
@@ -226,7 +231,10 @@ class GameListSchema(ma.Schema):
 
     games = ma.fields.List(
         ma.fields.Dict(),
-        metadata={"description": "id, game, status, seats (name, bot, open), version, created_at"},
+        metadata={
+            "description": "id, game, status, seats (name, bot, open), version, created_at;"
+            " a tournament's game also its tournament {id, index}"
+        },
     )
     next_cursor = ma.fields.String(allow_none=True)
 

@@ -37,6 +37,7 @@ class MemoryDirectory:
     def __init__(self) -> None:
         self._entries: dict[str, GameEntry] = {}
         self._created: list[tuple[float, str]] = []
+        self._lobby: list[tuple[float, str]] = []  # the games of no tournament
         self._finished: dict[str, float] = {}
         self._results: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -46,6 +47,8 @@ class MemoryDirectory:
         with self._lock:
             self._entries[entry.game_id] = entry
             bisect.insort(self._created, (created_epoch, entry.game_id))
+            if not entry.tournament:
+                bisect.insort(self._lobby, (created_epoch, entry.game_id))
 
     def get(self, game_id: str) -> GameEntry | None:
         """See ``GameDirectory.get``."""
@@ -68,14 +71,20 @@ class MemoryDirectory:
             self._finished.setdefault(game_id, epoch)
 
     def list_games(
-        self, *, finished: bool = False, offset: int = 0, limit: int = 100, newest: bool = False
+        self,
+        *,
+        finished: bool = False,
+        offset: int = 0,
+        limit: int = 100,
+        newest: bool = False,
+        lobby: bool = False,
     ) -> list[str]:
         """See ``GameDirectory.list_games``."""
         with self._lock:
             if finished:
                 ids = [g for g, _ in sorted(self._finished.items(), key=lambda kv: (kv[1], kv[0]))]
             else:
-                ids = [g for _, g in self._created]
+                ids = [g for _, g in (self._lobby if lobby else self._created)]
         if newest:
             ids.reverse()
         return ids[offset : offset + limit]

@@ -242,11 +242,39 @@ class OneServerWrites:
 
 
 class RedisDirectory:
-    """``GameDirectory`` on ``game:{id}:meta``, ``games:all``, ``games:finished``,
-    ``results:games``."""
+    """``GameDirectory`` on ``game:{id}:meta``, ``games:all``, ``games:lobby``,
+    ``games:finished``, ``results:games``."""
 
     def __init__(self, client: Client, batch: RedisBatch) -> None:
         self._r, self._batch = client, batch
+        self._lobby_filled = False
+
+    def _fill_lobby(self) -> None:
+        """Once per store: the games registered before ``games:lobby`` existed go into it (all
+        but those whose meta names a tournament), so that an upgraded stack's lobby keeps
+        them. Idempotent: a ZADD of what is there already changes nothing."""
+        if self._lobby_filled or self._r.exists(keys.GAMES_LOBBY_FILLED):
+            self._lobby_filled = True
+            return
+        start, page = 0, 1000
+        while True:
+            chunk: list[tuple[bytes, float]] = self._r.zrange(  # type: ignore[assignment]
+                keys.GAMES, start, start + page - 1, withscores=True
+            )
+            if not chunk:
+                break
+            pipe = self._r.pipeline(transaction=False)
+            for game_id, _ in chunk:
+                pipe.hget(keys.meta(_text(game_id)), "tournament")
+            tournaments = pipe.execute()
+            lobby = {
+                _text(g): float(s) for (g, s), t in zip(chunk, tournaments, strict=True) if not t
+            }
+            if lobby:
+                self._r.zadd(keys.GAMES_LOBBY, lobby)
+            start += page
+        self._r.set(keys.GAMES_LOBBY_FILLED, "1")
+        self._lobby_filled = True
 
     def register(self, entry: GameEntry, created_epoch: float) -> None:
         """See ``GameDirectory.register``."""
@@ -268,18 +296,23 @@ class RedisDirectory:
                     "created_at": entry.created_at,
                     "lobby": "1" if entry.lobby else "0",
                     "owner": entry.owner,
+                    "tournament": entry.tournament,
                 },
             )
         if self._batch.cluster:
             pipe.execute()
         pipe.zadd(keys.GAMES, {entry.game_id: epoch for entry, epoch in entries})
+        lobby = {entry.game_id: epoch for entry, epoch in entries if not entry.tournament}
+        if lobby:
+            pipe.zadd(keys.GAMES_LOBBY, lobby)
         pipe.execute()
 
     def get(self, game_id: str) -> GameEntry | None:
         """See ``GameDirectory.get``."""
-        game, seed, tokens, shard, created, lobby, owner = self._r.hmget(
-            keys.meta(game_id), "game", "seed", "tokens", "shard", "created_at", "lobby", "owner"
-        )
+        game, seed, tokens, shard, created, lobby, owner, tournament = self._r.hmget(
+            keys.meta(game_id),
+            "game", "seed", "tokens", "shard", "created_at", "lobby", "owner", "tournament",
+        )  # fmt: skip
         if game is None or seed is None:
             return None
         return GameEntry(
@@ -291,6 +324,7 @@ class RedisDirectory:
             token_hashes=tuple(json.loads(tokens or b"[]")),
             lobby=lobby == b"1",
             owner=_text(owner or b""),
+            tournament=_text(tournament or b""),
         )
 
     def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
@@ -302,10 +336,18 @@ class RedisDirectory:
         self._batch.writer().zadd(keys.GAMES_FINISHED, {game_id: epoch}, nx=True)
 
     def list_games(
-        self, *, finished: bool = False, offset: int = 0, limit: int = 100, newest: bool = False
+        self,
+        *,
+        finished: bool = False,
+        offset: int = 0,
+        limit: int = 100,
+        newest: bool = False,
+        lobby: bool = False,
     ) -> list[str]:
         """See ``GameDirectory.list_games``."""
-        key = keys.GAMES_FINISHED if finished else keys.GAMES
+        if lobby and not finished:
+            self._fill_lobby()
+        key = keys.GAMES_FINISHED if finished else keys.GAMES_LOBBY if lobby else keys.GAMES
         read = self._r.zrevrange if newest else self._r.zrange
         return [_text(g) for g in read(key, offset, offset + limit - 1)]
 

@@ -22,12 +22,19 @@ from shared.projections import game_view
 TITLES = {"fox": "The Fox in the Forest", "skull": "Skull", "skye": "Isle of Skye"}
 
 CARD = {
-    "type": "object",
-    "required": ["suit", "rank"],
-    "properties": {
-        "suit": {"enum": ["bells", "keys", "moons"]},
-        "rank": {"type": "integer", "minimum": 1, "maximum": 11},
-    },
+    "description": 'a card: {"suit", "rank"} (as views show it), or its code 0..32 '
+    "(suit index in bells, keys, moons * 11 + rank - 1); answers always use the object",
+    "oneOf": [
+        {
+            "type": "object",
+            "required": ["suit", "rank"],
+            "properties": {
+                "suit": {"enum": ["bells", "keys", "moons"]},
+                "rank": {"type": "integer", "minimum": 1, "maximum": 11},
+            },
+        },
+        {"type": "integer", "minimum": 0, "maximum": 32},
+    ],
 }
 
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -78,7 +85,7 @@ def _entry(name: str) -> dict[str, Any]:
     engine: Any = games.get(name)
     seats = engine.MIN_SEATS
     options = OPTIONS.get(name, {})
-    examples = _examples(engine, seats)
+    examples = _examples(engine, seats, name)
     commands = []
     for kind, cls in engine.COMMANDS.items():
         schema = _command_schema(name, kind, cls)
@@ -133,20 +140,40 @@ def _json_type(hint: Any) -> dict[str, Any]:
     return {}
 
 
-def _start(engine: Any, seats: int) -> Any:
+# Options under which a rare command comes up in random play (Skull's choose_starter exists
+# only under the English rule), tried after the defaults until every command has an example.
+EXAMPLE_OPTIONS: dict[str, list[dict[str, Any]]] = {"skull": [{}, {"next_starter": "english"}]}
+EXAMPLE_PLAYS = 40  # random plays per option set at most (a few suffice; each is milliseconds)
+
+
+def _start(engine: Any, seats: int, options: dict[str, Any] | None = None,
+           setup: str = "setup") -> Any:  # fmt: skip
     state = None
-    for event in engine.setup(seats, engine.parse_options(seats, {}), Rng("catalogue", "setup")):
+    parsed = engine.parse_options(seats, dict(options or {}))
+    for event in engine.setup(seats, parsed, Rng("catalogue", setup)):
         state = engine.evolve(state, event)
     return state
 
 
-def _examples(engine: Any, seats: int) -> dict[str, Any]:
-    """A listed command of each type met in a short random play from the start."""
+def _examples(engine: Any, seats: int, name: str = "") -> dict[str, Any]:
+    """A listed command of each type met in short random plays from the start: the first play
+    as ever (so examples stay put), then more, under ``EXAMPLE_OPTIONS`` too, until every
+    command type has one (a client writing from the docs needs an example of each)."""
+    found: dict[str, Any] = {}
+    for options in EXAMPLE_OPTIONS.get(name, [{}]):
+        for play in range(EXAMPLE_PLAYS):
+            if len(found) == len(engine.COMMANDS):
+                return found
+            setup = "setup" if play == 0 else f"setup-{play}"
+            _play_for_examples(engine, _start(engine, seats, options, setup), found, 7 + play)
+    return found
+
+
+def _play_for_examples(engine: Any, state: Any, found: dict[str, Any], seed: int) -> None:
+    """Add to ``found`` the first listed command of each type met in one random play."""
     import random
 
-    state = _start(engine, seats)
-    found: dict[str, Any] = {}
-    pick = random.Random(7)
+    pick = random.Random(seed)
     for step in range(400):
         if engine.outcome(state) is not None or len(found) == len(engine.COMMANDS):
             break
@@ -169,7 +196,6 @@ def _examples(engine: Any, seats: int) -> dict[str, Any]:
             command = legal[pick.randrange(len(legal))]
         for event in engine.decide(state, seat, command, Rng("catalogue", f"v{step}")):
             state = engine.evolve(state, event)
-    return found
 
 
 def _view_schema(engine: Any, seats: int) -> dict[str, Any]:

@@ -25,6 +25,8 @@ class ErrorCode(StrEnum):
     GAME_STALE_VERSION = "game/stale_version"
     GAME_WAITING = "game/waiting"
     SEAT_TAKEN = "seat/taken"
+    SEAT_NOT_FOUND = "seat/not_found"
+    FAIRNESS_SEED_ALREADY_SENT = "fairness/seed_already_sent"
     COMMAND_NOT_FOUND = "command/not_found"
     TOURNAMENT_NOT_FOUND = "tournament/not_found"
     TOURNAMENT_INVALID = "tournament/invalid"
@@ -63,6 +65,8 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.GAME_STALE_VERSION: (409, "The game has moved on"),
     ErrorCode.GAME_WAITING: (409, "The game is not dealt yet"),
     ErrorCode.SEAT_TAKEN: (409, "The seat is taken"),
+    ErrorCode.SEAT_NOT_FOUND: (404, "No such seat in this game"),
+    ErrorCode.FAIRNESS_SEED_ALREADY_SENT: (422, "This seat's client seed was sent already"),
     ErrorCode.COMMAND_NOT_FOUND: (404, "No such command"),
     ErrorCode.TOURNAMENT_NOT_FOUND: (404, "No such tournament"),
     ErrorCode.TOURNAMENT_INVALID: (422, "The tournament cannot be run as asked"),

@@ -545,10 +545,14 @@ def create_game(
     engine = games.get(game)
     n = len(seat_specs)
     if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
-        raise rules.invalid_options(
-            f"{game} needs {engine.MIN_SEATS}-{engine.MAX_SEATS} seats, got {n}",
-            seats=[f"between {engine.MIN_SEATS} and {engine.MAX_SEATS} seats"],
+        # "2-2 seats" reads as a typo: a fixed count is said as one number.
+        wanted = (
+            f"exactly {engine.MIN_SEATS}"
+            if engine.MIN_SEATS == engine.MAX_SEATS
+            else f"{engine.MIN_SEATS} to {engine.MAX_SEATS}"
         )
+        raise rules.invalid_options(f"{game} needs {wanted} seats, got {n}",
+                                    seats=[f"{wanted} seats"])  # fmt: skip
     _check_json_safe(options or {})
     opts = engine.parse_options(n, dict(options or {}))
     seed = seed or secrets.token_hex(32)
@@ -857,6 +861,14 @@ def _check_same_command(
             parsed = record.engine.command_to_json(record.engine.parse_command(body))
     except GameError:
         parsed = None
+    if kind == fairness.CONTRIBUTE and env.seat == message.seat and recorded != parsed:
+        # A seat's client seed has one command id (``s<seat>-entropy``): another seed is not a
+        # client's id mix-up but a second seed, which must not replace the first.
+        raise ReusedCommandId(
+            errors.ErrorCode.FAIRNESS_SEED_ALREADY_SENT,
+            f"seat {message.seat} sent its client seed already (version {first_version}); "
+            "the first one counts and cannot be changed",
+        )
     if env.seat != message.seat or recorded != parsed:
         raise ReusedCommandId(
             errors.ErrorCode.REQUEST_IDEMPOTENCY_KEY_REUSED,
@@ -882,7 +894,11 @@ def _decide(
         raise GameError(rules.GAME_OVER, "the game is over")
     seat = message.seat
     if not 0 <= seat < len(record.match.seats):
-        raise GameError(rules.NOT_YOUR_TURN, f"no seat {seat} in this game")
+        raise GameError(
+            errors.ErrorCode.SEAT_NOT_FOUND,
+            f"no seat {seat} in this game: it has {len(record.match.seats)} seats, "
+            f"numbered 0 to {len(record.match.seats) - 1}",
+        )
     # A time-out is the deadline scheduler's alone (clients' command ids start with s<seat>-).
     by_clock = message.command_id.startswith(clock.TIMEOUT_PREFIX)
     if by_clock != (message.body.get("type") == clock.TIME_OUT):

@@ -31,6 +31,9 @@ class GameEntry:
     # Who created it (a client's address or key, hashed; "" unknown): its bots' searches take
     # their turn on the search workers among that client's (``shared/app/searches.py``).
     owner: str = ""
+    # The tournament whose game it is ("" for none): listed through that tournament, never in
+    # the lobby's list, which a tournament's hundreds of games would otherwise flood.
+    tournament: str = ""
 
 
 class GameDirectory(Protocol):
@@ -58,10 +61,16 @@ class GameDirectory(Protocol):
         ...
 
     def list_games(
-        self, *, finished: bool = False, offset: int = 0, limit: int = 100, newest: bool = False
+        self,
+        *,
+        finished: bool = False,
+        offset: int = 0,
+        limit: int = 100,
+        newest: bool = False,
+        lobby: bool = False,
     ) -> list[str]:
         """Game ids by creation time (or finishing time), oldest first (``newest``: newest
-        first)."""
+        first); ``lobby``: by creation time, only the games of no tournament."""
         ...
 
     def record_result(self, game_id: str, result: Mapping[str, Any]) -> bool:

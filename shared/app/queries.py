@@ -22,6 +22,7 @@ from shared.games.rng import bot_random
 from shared.projections import AUDITOR, projection_json, visible_events
 from shared.projections import view as projected_view
 from shared.record import fold
+from shared.tournaments.plan import game_id as tournament_game_id
 
 SEAT = "seat"
 ORGANIZER = "organizer"
@@ -182,47 +183,74 @@ def list_lobby(
     status: str | None = None,
     limit: int = 20,
     cursor: int = 0,
+    tournament: str | None = None,
 ) -> dict[str, Any]:
     """``GET /v1/games``: listed games, newest first, with their status (``waiting`` for
     players or client seeds, ``active``, ``finished``), seats (name, bot, open), version and
-    creation time; ``next_cursor`` continues the list (None at its end)."""
+    creation time; ``next_cursor`` continues the list (None at its end). A tournament's games
+    are not in it: ``tournament`` lists that tournament's games instead, in game order (each
+    with its ``tournament`` {id, index}); AppError ``tournament/not_found``."""
+    if tournament is not None:
+        entry = app.ports.tournaments.get(tournament)
+        if entry is None:
+            raise AppError(ErrorCode.TOURNAMENT_NOT_FOUND, f"no tournament {tournament}")
+        total = int(entry.plan["games"])
+
+        def page(offset: int, size: int) -> list[str]:
+            ends = min(total, offset + size)
+            return [tournament_game_id(tournament, i) for i in range(offset, ends)]
+    else:
+
+        def page(offset: int, size: int) -> list[str]:
+            directory = app.ports.directory
+            return directory.list_games(offset=offset, limit=size, newest=True, lobby=True)
+
     items: list[dict[str, Any]] = []
     offset = cursor
     scanned = 0
     ids: list[str] = ["start"]
     while len(items) < limit and scanned < LIST_SCAN and ids:
-        ids = app.ports.directory.list_games(offset=offset, limit=limit, newest=True)
+        ids = page(offset, limit)
         for gid in ids:
             offset += 1
             scanned += 1
-            raw = app.ports.read_models.read(gid, None)
-            if raw is None:
-                continue
-            doc = json.loads(raw)
-            if doc.get("listed") is False:
-                continue
-            state = (
-                "finished" if doc.get("outcome") is not None
-                else "waiting" if doc.get("phase") == "waiting"
-                else "active"
-            )  # fmt: skip
-            if (game and doc.get("game") != game) or (status and state != status):
-                continue
-            entry = app.entry(gid)
-            items.append(
-                {
-                    "id": gid,
-                    "game": doc.get("game"),
-                    "status": state,
-                    "seats": doc.get("seats"),
-                    "version": doc.get("version"),
-                    "created_at": entry.created_at if entry else None,
-                }
-            )
-            if len(items) >= limit:
-                break
-    more = bool(app.ports.directory.list_games(offset=offset, limit=1, newest=True))
+            item = _listed(app, gid, game, status)
+            if item is not None:
+                items.append(item)
+                if len(items) >= limit:
+                    break
+    more = bool(page(offset, 1))
     return {"games": items, "next_cursor": str(offset) if more else None}
+
+
+def _listed(app: App, gid: str, game: str | None, status: str | None) -> dict[str, Any] | None:
+    """The list's item of game ``gid``, or None when it is unlisted, not created yet (a
+    tournament's game to come) or not of the ``game`` and ``status`` asked for."""
+    raw = app.ports.read_models.read(gid, None)
+    if raw is None:
+        return None
+    doc = json.loads(raw)
+    if doc.get("listed") is False:
+        return None
+    state = (
+        "finished" if doc.get("outcome") is not None
+        else "waiting" if doc.get("phase") == "waiting"
+        else "active"
+    )  # fmt: skip
+    if (game and doc.get("game") != game) or (status and state != status):
+        return None
+    entry = app.entry(gid)
+    item = {
+        "id": gid,
+        "game": doc.get("game"),
+        "status": state,
+        "seats": doc.get("seats"),
+        "version": doc.get("version"),
+        "created_at": entry.created_at if entry else None,
+    }
+    if doc.get("tournament") is not None:
+        item["tournament"] = doc["tournament"]
+    return item
 
 
 def command_status(

@@ -351,6 +351,7 @@ def create_live_game(app: App, tournament_id: str, plan: Plan, index: int) -> bo
             shard=shard_of(gid, p.shards),
             created_at=envs[0].at,
             token_hashes=record.match.token_hashes,
+            tournament=tournament_id,
         ),
         p.clock.epoch(),
     )
@@ -462,6 +463,7 @@ def store_games(
             shard=shard_of(gid, p.shards),
             created_at=at,
             token_hashes=tuple(None for _ in range(plan.players)),
+            tournament=tournament_id,
         )
         entries.append((entry, created))
     # The directory first, as for a live game: a game whose events exist has its seed.

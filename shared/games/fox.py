@@ -172,7 +172,7 @@ def pack_tally(tricks: Sequence[int], treasure: Sequence[int]) -> int:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Play:
-    """Play ``card`` (an int, see ``card_code``) from your hand to the trick."""
+    """Play ``card`` from your hand to the trick."""
 
     TYPE: ClassVar[str] = "play"
     card: int
@@ -349,9 +349,15 @@ def card_json(card: int) -> dict[str, Any]:
 
 
 def parse_card(value: Any) -> int:
-    """The card int of ``{"suit", "rank"}`` JSON; raises ValueError naming what is wrong."""
+    """The card int of ``{"suit", "rank"}`` JSON, or of its code (``card_code``: 0..32, as the
+    API documents it); raises ValueError naming what is wrong. A code is taken as sent: a
+    bool, a float or a string is refused, never converted."""
+    if type(value) is int:
+        if not 0 <= value < 3 * 11:
+            raise ValueError("a card code is an integer 0..32 (suit index * 11 + rank - 1)")
+        return value
     if not isinstance(value, Mapping):
-        raise ValueError('a card is an object {"suit": ..., "rank": ...}')
+        raise ValueError('a card is an object {"suit": ..., "rank": ...} or its code 0..32')
     suit, rank = value.get("suit"), value.get("rank")
     if suit not in SUITS:
         raise ValueError(f"suit must be one of {', '.join(SUITS)}")

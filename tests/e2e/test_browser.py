@@ -195,7 +195,7 @@ def create_form(page: Any, game: str, seats: list[str], options: dict[str, str])
     page.get_by_label("Game", exact=True).select_option(game)
     page.get_by_label("Players", exact=True).select_option(str(len(seats)))
     for i, kind in enumerate(seats):
-        page.get_by_label(f"Seat {i + 1}", exact=True).select_option(kind)
+        page.get_by_label(f"Seat {i}", exact=True).select_option(kind)  # the API's numbering
     for name, value in options.items():
         field = page.locator(f"#opt-{name}")
         if field.evaluate("e => e.tagName") == "SELECT":
@@ -345,11 +345,116 @@ def test_take_an_open_seat_from_the_lobby(open_page: Any, base_url: str) -> None
     row = page.locator(f"li[data-game='{created['id']}']")
     expect(row).to_contain_text("open seat")
     shot(page, "lobby")
-    row.get_by_role("button", name="Join seat 2").click()
+    # One numbering: the open seat at index 1 is "seat 1", its button "Join seat 1".
+    expect(row).not_to_contain_text("Join seat 2")
+    row.get_by_role("button", name="Join seat 1").click()
     expect(page).to_have_url(re.compile(f"#/play/{created['id']}$"))
     expect(page.get_by_role("region", name="Your hand")).to_be_visible()
     expect(page.locator(".hand button.card")).to_have_count(13)
     expect(page.locator(".seats")).to_contain_text("bo (you)")
+
+
+def test_the_landing_page_opens_with_the_three_games_and_keeps_my_seats_past_the_tab(
+    open_page: Any, base_url: str, console: Console
+) -> None:
+    types = requests.get(f"{base_url}/v1/game-types", timeout=10).json()["game_types"]
+    page = open_page("/")
+    cards = page.locator(".game-card")
+    expect(cards).to_have_count(3)
+    for i, t in enumerate(types):
+        card = cards.nth(i)
+        expect(card.get_by_role("heading", level=3)).to_have_text(t["title"])
+        low, high = t["seats"]["min"], t["seats"]["max"]
+        expect(card.locator(".players")).to_have_text(
+            f"{low} players" if low == high else f"{low}–{high} players"
+        )
+        assert len(card.locator(".pitch").inner_text().strip()) > 20
+        expect(card.get_by_role("button", name=f"Play {t['title']} against bots")).to_be_visible()
+        expect(card.get_by_role("button", name=f"Open a table of {t['title']}")).to_be_visible()
+    # The games come first, then the lobby; a list with nothing in it says what it would hold.
+    first = page.locator("main h2").first
+    expect(first).to_have_text("The games")
+    expect(page.get_by_role("region", name="Finished").locator("ul, p.muted").first).to_be_visible()
+    expect(page.locator("main")).not_to_contain_text("None.")
+    expect(page.locator("main")).not_to_contain_text("Loading")
+    shot(page, "landing")
+    page.get_by_label("Your name").fill("cy")
+    page.get_by_role("button", name="Play Skull against bots").click()
+    expect(page).to_have_url(re.compile(r"#/play/[0-9a-f]+$"))
+    gid = page.url.rsplit("/", 1)[1]
+    created = requests.get(f"{base_url}/v1/games/{gid}", timeout=10).json()
+    assert created["game"] == "skull" and created["seats"][0]["name"] == "cy"
+    assert created["clock"]["turn_seconds"] > 0  # a game started from the page has a clock
+    expect(page.locator(".board.skull")).to_be_visible()
+    # The tab is closed; another one of this browser finds the seat under "my games".
+    context = page.context
+    page.close()
+    again = context.new_page()
+    again.on("console", console.on_message)
+    again.on("pageerror", console.on_exception)
+    again.goto("/")
+    mine = again.get_by_role("region", name="My games").locator(f"li[data-game='{gid}']")
+    expect(mine).to_contain_text("Skull")
+    mine.get_by_role("link", name="Resume seat 0").click()
+    expect(again.locator(".game-head")).to_contain_text("playing as cy")
+    expect(again.locator(".board.skull")).to_be_visible()
+    # A table opened from the page waits for players with its clock set, its seats open.
+    again.goto("/")
+    again.get_by_role("button", name="Open a table of The Fox in the Forest").click()
+    expect(again).to_have_url(re.compile(r"#/play/[0-9a-f]+$"))
+    table = requests.get(f"{base_url}/v1/games/{again.url.rsplit('/', 1)[1]}", timeout=10).json()
+    assert table["phase"] == "waiting" and table["seats"][1]["open"] is True
+    assert table["clock"]["turn_seconds"] > 0
+
+
+def test_the_lobby_pages_on_and_filters_by_game(open_page: Any, base_url: str) -> None:
+    tables = [
+        api_game(base_url, {"game": "fox", "seats": [{"name": "h"}, {"open": True}]})["id"]
+        for _ in range(13)
+    ]
+    seats = [{"name": "h"}, {"open": True}, {"open": True}]
+    skull = api_game(base_url, {"game": "skull", "seats": seats})["id"]
+    page = open_page("/")
+    waiting = page.get_by_role("region", name="Waiting for players")
+    expect(waiting.locator("li")).to_have_count(12)
+    waiting.get_by_role("button", name="More: waiting for players").click()
+    expect(waiting.locator(f"li[data-game='{tables[0]}']")).to_be_visible()
+    assert waiting.locator("li").count() > 12
+    page.get_by_label("Show").select_option("skull")
+    expect(waiting.locator(f"li[data-game='{skull}']")).to_be_visible()
+    expect(waiting).not_to_contain_text("Loading")
+    expect(waiting.locator(f"li[data-game='{tables[-1]}']")).to_have_count(0)
+    for text in waiting.locator("li").all_inner_texts():
+        assert text.startswith("Skull"), text
+
+
+def test_fox_counts_treasure_in_the_rounds_points_and_keeps_its_column(
+    open_page: Any, base_url: str
+) -> None:
+    # Several rounds between bots: the Treasure column is the game's, as `scores` counts it.
+    created = requests.post(
+        f"{base_url}/v1/games",
+        json={"game": "fox", "seed": "treasure-1", "options": {"target": 21},
+              "seats": [{"bot": "random"}, {"bot": "random"}]},
+        headers={"Authorization": f"Bearer {ORGANIZER_KEY}"},
+        timeout=10,
+    )  # fmt: skip
+    assert created.status_code == 201, created.text
+    view = wait_finished(base_url, created.json()["id"])
+    rounds = view["round_scores"]
+    treasure = [sum(r["treasure"][s] for r in rounds) for s in (0, 1)]
+    assert sum(treasure) > 0 and view["treasure"] == [0, 0]  # a round with a 7 won, then reset
+    page = open_page(f"/#/watch/{view['id']}")
+    cells = page.locator("table.seats tbody td[data-treasure]")
+    expect(cells).to_have_count(2)
+    for s in (0, 1):
+        expect(cells.nth(s)).to_have_text(str(treasure[s]))
+    items = page.get_by_role("region", name="Rounds").locator("li")
+    expect(items).to_have_count(len(rounds))
+    for item, r in zip(items.all(), rounds, strict=True):
+        for s in (0, 1):
+            expect(item).to_contain_text(f"{r['tricks'][s]} tricks, {r['total'][s]} points")
+            assert r["total"][s] == r["points"][s] + r["treasure"][s]
 
 
 def test_watch_a_game_update_live_without_any_secret(
@@ -660,6 +765,15 @@ def test_a_running_tournament_refreshes_on_its_page_until_it_is_finished(
     expect(page.get_by_role("status")).to_contain_text("Finished: 8 of 8 games played")
     expect(board.get_by_role("progressbar")).to_have_attribute("value", "8")
     assert tournament_doc(base_url, tid)["progress"] == {"done": 8, "total": 8}
+    # Its games are reached through it, never in the lobby's lists, which list it instead.
+    lobby = open_page("/")
+    lobby.evaluate(f"localStorage.setItem('tabletop.key', {ORGANIZER_KEY!r})")
+    lobby.reload()
+    expect(lobby.locator(f"li[data-tournament='{tid}']")).to_contain_text("finished")
+    expect(lobby.locator("#h-finished ~ ul, #h-finished ~ p").first).to_be_visible()
+    assert lobby.locator(f"li[data-game^='{tid}-']").count() == 0
+    listed = requests.get(f"{base_url}/v1/games", params={"tournament": tid}, timeout=10).json()
+    assert [g["id"] for g in listed["games"]] == [f"{tid}-{i:05d}" for i in range(8)]
     polls = [r for r in console.requests if f"/v1/tournaments/{tid}?" in r.url]
     assert len(polls) >= 2, [r.url for r in polls]
     # The key goes to the tournament endpoints, and nowhere else.
@@ -721,7 +835,7 @@ def test_a_registered_bots_page_shows_its_stats_and_its_games(
     expect(latency).to_have_attribute("aria-label", re.compile("against a budget of 500 ms$"))
     # Its game, found in the lobby's newest games, to replay.
     mine = page.locator(f".tgames li[data-game='{game['id']}']")
-    expect(mine).to_contain_text("seat 1")
+    expect(mine).to_contain_text("seat 0")  # the API's numbering: it sat at index 0
     expect(mine.get_by_role("link", name=f"Replay {game['id']}")).to_be_visible()
     shot(page, "bot")
     phone = open_page(f"/#/bots/{bot['id']}", width=390)

@@ -35,7 +35,7 @@ def test_a_contributed_game_over_http(stack: Stack) -> None:
     assert again.status_code == 200
     other_seed = stack.http.post(url, json={"client_seed": "other"}, headers=bearer(tokens[0]))
     assert other_seed.status_code == 422
-    assert other_seed.get_json()["code"] == "request/idempotency_key_reused"
+    assert other_seed.get_json()["code"] == "fairness/seed_already_sent"
     assert view(stack, gid)["fairness"]["client_seeds"] == ["seed-of-a", "seed-of-b"]
     report = stack.http.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR)).get_json()
     assert report["status"] == "passed", report

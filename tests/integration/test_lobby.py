@@ -158,3 +158,46 @@ def test_a_standard_lobby_game_joined_and_played_to_the_end_passes_the_audit(
     export = tmp_path / f"{gid}.jsonl"
     export.write_bytes(stack.http.get(f"/v1/games/{gid}/export").data)
     assert main(["audit", "--file", str(export)]) == 0
+
+
+def test_tournament_games_are_listed_through_their_tournament_not_in_the_lobby(
+    stack: Stack,
+) -> None:
+    from tests.integration.api import bearer as key
+    from tests.integration.conftest import ORGANIZER
+
+    waiting = open_game(stack)
+    started = stack.http.post(
+        "/v1/tournaments",
+        json={"game": "fox", "options": {"target": 1}, "games": 4,
+              "entrants": [{"bot": "random"}, {"bot": "heuristic"}]},
+        headers=key(ORGANIZER),
+    )  # fmt: skip
+    assert started.status_code == 201, started.get_json()
+    tid = started.get_json()["id"]
+    played = [f"{tid}-{i:05d}" for i in range(4)]
+    # The plain list (the lobby's): the tournament's games are not in it, newest or not.
+    plain = stack.http.get("/v1/games?limit=100").get_json()
+    ids = [g["id"] for g in plain["games"]]
+    assert waiting in ids and not set(played) & set(ids), ids
+    assert stack.http.get("/v1/games?limit=1").get_json()["games"][0]["id"] == waiting
+    # Through the tournament: its games, in game order, each naming its tournament.
+    listed = stack.http.get(f"/v1/games?tournament={tid}&limit=100").get_json()
+    assert [g["id"] for g in listed["games"]] == played
+    assert listed["next_cursor"] is None
+    assert all(g["status"] == "finished" for g in listed["games"])
+    assert [g["tournament"] for g in listed["games"]] == [{"id": tid, "index": i} for i in range(4)]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        url = f"/v1/games?tournament={tid}&limit=2" + (f"&cursor={cursor}" if cursor else "")
+        doc = stack.http.get(url).get_json()
+        seen += [g["id"] for g in doc["games"]]
+        cursor = doc["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == played
+    none = stack.http.get(f"/v1/games?tournament={tid}&status=active").get_json()
+    assert none == {"games": [], "next_cursor": None}
+    unknown = stack.http.get("/v1/games?tournament=nope")
+    assert unknown.status_code == 404 and unknown.get_json()["code"] == "tournament/not_found"

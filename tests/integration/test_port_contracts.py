@@ -52,6 +52,34 @@ def test_directory_registers_finds_lists_and_updates_games(ports: Ports) -> None
     assert d.list_games(finished=True) == ["g2", "g1"]  # the first time counts
 
 
+def test_directory_lists_a_tournaments_games_apart_from_the_lobby(ports: Ports) -> None:
+    d = ports.directory
+    d.register(_entry("g1"), 10.0)
+    d.register_all([(replace(_entry(f"t-{i}"), tournament="t"), 20.0 + i) for i in range(3)])
+    d.register(_entry("g2"), 30.0)
+    assert d.get("t-1") == replace(_entry("t-1"), tournament="t")
+    assert d.get("g1").tournament == ""  # type: ignore[union-attr]
+    assert d.list_games() == ["g1", "t-0", "t-1", "t-2", "g2"]  # every game, for the tools
+    assert d.list_games(lobby=True) == ["g1", "g2"]
+    assert d.list_games(lobby=True, newest=True, offset=1, limit=5) == ["g1"]
+
+
+def test_an_upgraded_redis_directory_keeps_its_older_games_in_the_lobby(
+    redis_client: redis.Redis,
+) -> None:
+    """Games registered before ``games:lobby`` existed (meta and ``games:all`` only) are in
+    the lobby's list from its first read on; a tournament's games are not."""
+    d = redis_ports(redis_client).directory
+    d.register(_entry("old1"), 10.0)
+    d.register_all([(replace(_entry("t-0"), tournament="t"), 15.0)])
+    d.register(_entry("old2"), 20.0)
+    redis_client.delete("games:lobby")  # what a store from before the lobby index holds
+    fresh = redis_ports(redis_client).directory
+    assert fresh.list_games(lobby=True) == ["old1", "old2"]
+    fresh.register(_entry("new"), 30.0)
+    assert fresh.list_games(lobby=True, newest=True) == ["new", "old2", "old1"]
+
+
 def test_directory_keeps_the_first_result(ports: Ports) -> None:
     d = ports.directory
     assert d.result("g") is None

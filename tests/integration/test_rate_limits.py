@@ -269,3 +269,52 @@ def test_a_rejected_commands_outcome_expires_after_its_ttl(
             assert answer is not None and answer.status_code == 404, answer.get_json()
     finally:
         worker_client.close()
+
+
+def test_a_seat_token_may_send_a_burst_then_its_rate(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    """Issue 25: commands per seat token are a token bucket: a bot playing fast over REST may
+    send a burst (``command_burst``) at any speed, then the bucket refills at the rate; past
+    it a 429 with Retry-After, and the per-address limit still counts every command."""
+    settings = Settings(
+        redis_url=redis_url,
+        rate_limits={"command": "2/second", "command_burst": "12", "command_addr": "14/minute"},
+    )
+    app = create_app(settings, client=redis_client, dispatcher=NullDispatcher())
+    client = app.test_client()
+    game = client.post(
+        "/v1/games", json={"game": "fox", "seats": [{"name": "a"}, {"name": "b"}]}
+    ).get_json()
+    gid, tokens = game["id"], game["tokens"]
+
+    def command(token: str, addr: str = "127.0.0.1") -> Any:
+        return client.post(
+            f"/v1/games/{gid}/commands",
+            json={"type": "keep_decree"},
+            headers={"Authorization": f"Bearer {token}"},
+            environ_base={"REMOTE_ADDR": addr},
+        )
+
+    burst = [command(tokens[0], "10.0.0.1").status_code for _ in range(12)]
+    assert burst == [202] * 12, burst  # a moving window of 2/second refused the third
+    limited = command(tokens[0], "10.0.0.1")
+    assert limited.status_code == 429 and limited.get_json()["code"] == "request/rate_limited"
+    assert int(limited.headers["Retry-After"]) == 1  # one token comes back in half a second
+    deadline = time.monotonic() + 10
+    while (answer := command(tokens[0], "10.0.0.1").status_code) == 429:
+        assert time.monotonic() < deadline, "the bucket never refilled"
+        time.sleep(0.05)
+    assert answer == 202
+    # The per-address limit stays a moving window over every token of the address: 13 of its
+    # 14 a minute are spent, so another token's second command is refused, its bucket full.
+    assert command(tokens[1], "10.0.0.1").status_code == 202
+    assert command(tokens[1], "10.0.0.1").status_code == 429
+    assert command(tokens[1], "10.0.0.2").status_code == 202
+
+
+def test_the_command_burst_is_on_by_default() -> None:
+    assert Settings.from_env({}).rate_limits["command"] == "20/second"
+    assert Settings.from_env({}).rate_limits["command_burst"] == "120"
+    env = {"TABLETOP_RATE_COMMAND_BURST": "40"}
+    assert Settings.from_env(env).rate_limits["command_burst"] == "40"

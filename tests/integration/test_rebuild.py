@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 import redis
@@ -57,3 +58,31 @@ def test_the_cli_rebuilds_every_game_with_a_summary(
     monkeypatch.setenv("REDIS_URL", redis_url)
     assert main(["rebuild", *ids]) == 0
     assert "rebuilt 3 of 3 games" in capsys.readouterr().out
+
+
+def test_the_cli_finds_the_stack_of_tabletop_data_dir_or_data_dir(
+    redis_url: str,
+    redis_client: redis.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``tabletop rebuild`` beside a stack started with ``TABLETOP_DATA_DIR`` (``--data-dir``)
+    reads the Redis URL that stack wrote there, not ``./run``'s."""
+    from services.cli import main
+
+    live = bootstrap(Settings(), client=redis_client)
+    gid = handlers.create_game(live, "fox", [{"name": "a"}, {"name": "b"}]).game_id
+    data = tmp_path / "elsewhere"
+    data.mkdir()
+    (data / "redis.url").write_text(redis_url + "\n")  # what `tabletop run` writes there
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ./run here
+    monkeypatch.setenv("TABLETOP_DATA_DIR", str(data))
+    assert main(["rebuild", gid]) == 0
+    assert "rebuilt 1 of 1 games" in capsys.readouterr().out
+    monkeypatch.delenv("TABLETOP_DATA_DIR")
+    assert main(["rebuild", "--data-dir", str(data), gid]) == 0
+    assert "rebuilt 1 of 1 games" in capsys.readouterr().out
+    assert main(["rebuild", gid]) == 2  # neither: no stack to find
+    assert "TABLETOP_DATA_DIR" in capsys.readouterr().err

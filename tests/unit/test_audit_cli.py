@@ -34,7 +34,7 @@ def docs() -> list[dict[str, Any]]:
 
 @pytest.fixture(autouse=True)
 def no_key_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("TABLETOP_AUDITOR_KEY", "TABLETOP_AUDITOR_KEYS"):
+    for name in ("TABLETOP_AUDITOR_KEY", "TABLETOP_AUDITOR_KEYS", "TABLETOP_API", "PORT"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -204,3 +204,22 @@ def test_a_bad_url_is_one_line(api: str, capsys: pytest.CaptureFixture) -> None:
     err = capsys.readouterr().err.strip()
     assert f"cannot reach the service at {api}" in err, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_service_is_tabletop_api_else_the_port_make_run_listens_on(
+    docs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    for api in serve(docs):
+        monkeypatch.setenv("PORT", api.rsplit(":", 1)[1])  # as `PORT=N make run` listens
+        assert main(["audit", "g"]) == 0
+        assert "AUDIT PASSED" in capsys.readouterr().out
+        monkeypatch.setenv("PORT", "9")  # nothing there: TABLETOP_API must win
+        monkeypatch.setenv("TABLETOP_API", api)
+        assert main(["audit", "g"]) == 0
+
+
+def test_the_issues_bad_url_without_a_key_is_one_line(capsys: pytest.CaptureFixture) -> None:
+    assert main(["audit", "nope", "--api", "not-a-url"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tabletop audit: cannot reach the service at not-a-url"), err
+    assert len(err.splitlines()) == 1

@@ -9,7 +9,9 @@ from shared.app.errors import CATALOGUE, ErrorCode, status_of
 from shared.games import errors as rules
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = re.compile(r'"((?:move|game|command|options|auth|request|http|service|server)/[a-z_]+)"')
+CODE = re.compile(
+    r'"((?:move|game|seat|fairness|command|options|auth|request|http|service|server|bot|turn|tournament)/[a-z_]+)"'
+)
 
 
 def test_every_code_spelled_in_the_code_is_catalogued() -> None:

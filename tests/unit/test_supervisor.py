@@ -339,3 +339,72 @@ def test_a_game_worker_killed_again_and_again_is_back_within_seconds() -> None:
 
     assert delays(worker.backoff_max) == [0.5, 1, 2, 3, 3, 3, 3]
     assert delays(celery.backoff_max) == [0.5, 1, 2, 4, 8, 16, 30]
+
+
+def test_the_stack_is_announced_only_once_it_answers_ready() -> None:
+    # Issue 25: `tabletop is running at …` came before the gateway answered at all. The
+    # supervisor asks `readiness` (None: ready, else why not) every READY_EVERY seconds and
+    # calls `on_ready` once, the first time it is ready; if that takes longer than
+    # READY_PATIENCE it says why, once.
+    answers = ["connection refused", "fox: no worker has polled its streams", None]
+    asked: list[float] = []
+    announced: list[float] = []
+    h = Harness(("gateway", sv.FRONT))
+
+    def readiness() -> str | None:
+        asked.append(h.clock.now)
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    h.sup.readiness, h.sup.on_ready = readiness, lambda: announced.append(h.clock.now)
+    h.sup.start()
+    h.sup.watch_ready()
+    h.clock.now += sv.READY_EVERY / 2
+    h.sup.watch_ready()  # too soon to ask again
+    assert len(asked) == 1 and announced == []
+    h.clock.now += sv.READY_PATIENCE  # slow: the supervisor says what keeps it
+    h.sup.watch_ready()
+    assert announced == [] and "fox: no worker has polled its streams" in h.out.getvalue()
+    h.clock.now += sv.READY_EVERY
+    h.sup.watch_ready()
+    assert announced == [h.clock.now]
+    for _ in range(3):  # once only, and no more asking
+        h.clock.now += sv.READY_EVERY
+        h.sup.watch_ready()
+    assert len(announced) == 1 and len(asked) == 3
+    assert h.out.getvalue().count("not ready after") == 1
+
+
+def test_http_readiness_is_none_only_for_a_200() -> None:
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    statuses = [503, 200]
+
+    class Readyz(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
+            status = statuses.pop(0)
+            body = json.dumps({"missing": [] if status == 200 else ["skye: no worker"]})
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Readyz)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/readyz"
+        assert sv.http_readiness(url)() == "503: skye: no worker"
+        assert sv.http_readiness(url)() is None
+    finally:
+        server.shutdown()
+        server.server_close()
+    with socket.socket() as s:  # nothing listens: the reason, not an exception
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    assert "refused" in str(sv.http_readiness(f"http://127.0.0.1:{free}/readyz")())

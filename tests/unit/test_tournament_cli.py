@@ -30,6 +30,7 @@ FOX = ["--game", "fox", "--option", "target=1"]
 def _no_service_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "TABLETOP_API",
+        "PORT",
         "TABLETOP_ORGANIZER_KEY",
         "TABLETOP_ORGANIZER_KEYS",
         "TABLETOP_AUDITOR_KEY",
@@ -268,6 +269,11 @@ def test_remote_run_polls_until_finished(
     assert "tournament: t1" in out and "tabletop tournament show t1" in out
     method, path, auth, body = Stub.seen[0]
     assert (method, path, auth) == ("POST", "/v1/tournaments", "Bearer org")
+    # The seed rule simulate follows too: one drawn unless given, sent, and printed so that
+    # the tournament can be run again exactly.
+    seed = body.pop("seed")
+    assert len(seed) == 16 and int(seed, 16) >= 0
+    assert f"seed: {seed}" in out
     assert body == {
         "game": "fox",
         "entrants": [{"bot": "heuristic"}, {"bot": "random"}],
@@ -305,6 +311,29 @@ def test_show(stub: str, capsys: pytest.CaptureFixture[str]) -> None:
     Stub.script = {("GET", "/v1/tournaments/"): [(404, {"detail": "no tournament t9"})]}
     assert main(["tournament", "show", "t9", "--api", stub, "--key", "aud"]) == 1
     assert "unknown tournament t9" in one_line(capsys.readouterr().err)
+
+
+def test_the_service_is_tabletop_api_else_the_port_make_run_listens_on(
+    stub: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Stub.script = {("GET", "/v1/tournaments/t1"): [(200, finished_doc())]}
+    # PORT alone, as `PORT=8123 make run` was started: http://127.0.0.1:$PORT.
+    monkeypatch.setenv("PORT", stub.rsplit(":", 1)[1])
+    assert main(["tournament", "show", "t1", "--key", "aud"]) == 0
+    assert set(rows(capsys.readouterr().out)) == {"heuristic", "random"}
+    # TABLETOP_API wins over PORT.
+    monkeypatch.setenv("PORT", str(free_port()))
+    monkeypatch.setenv("TABLETOP_API", stub + "/")
+    assert main(["tournament", "show", "t1", "--key", "aud"]) == 0
+    capsys.readouterr()
+    # `tournament run` too, and its "see it again" hint needs no --api for the default service.
+    monkeypatch.delenv("TABLETOP_API")
+    monkeypatch.setenv("PORT", stub.rsplit(":", 1)[1])
+    Stub.script[("POST", "/v1/tournaments")] = [(201, {"id": "t1", "progress": {"total": 2}})]
+    argv = ["tournament", "run", *FOX, "--entrants", "heuristic,random", "--games", "2"]
+    assert main([*argv, "--key", "org", "--seed", "s"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("see it again: tabletop tournament show t1"), out
 
 
 # --- bot-kit classes as local entrants ----------------------------------------------------------
@@ -393,3 +422,64 @@ def test_a_registered_bot_entrant_is_spelt_bot_id_and_refused_locally() -> None:
     ]
     with pytest.raises(tournament_cli.CliError):
         tournament_cli.parse_entrants("bot_id=")
+
+
+def test_plots_without_matplotlib_name_the_plots_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `make run` installs the runtime alone: matplotlib comes with the `plots` extra.
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
+    argv = ["tournament", "run", "--local", *FOX, "--entrants", "heuristic,random"]
+    assert main([*argv, "--games", "2", "--plots", str(tmp_path / "p")]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert "--plots needs matplotlib" in line and "'.[plots]'" in line, line
+    assert not (tmp_path / "p").exists()  # refused before anything was played or made
+
+
+def test_the_standings_fit_80_columns_with_names_whole_in_a_legend(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 25: at 80 columns rich cut every cell (`ismc…`, `75.…`). A table too wide for the
+    # terminal names the entrants by letters with a legend and splits off the ratings; no
+    # value is ever cut.
+    from rich.console import Console
+
+    plan = plans.parse(
+        {
+            "game": "fox",
+            "entrants": [
+                {"bot": "ismcts", "iterations": 20},
+                {"bot": "heuristic"},
+                {"name": "a-rather-long-entrant-name", "bot": "random"},
+            ],
+            "games": 6,
+            "seed": "narrow",
+            "options": {"target": 1},
+        }
+    )
+    doc = tournament_cli.local_doc(plan, sequential(plan)[0])
+    monkeypatch.setattr(tournament_cli, "_stdout_console", lambda: Console(width=80))
+    tournament_cli.print_report(doc)
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    assert "…" not in out, out
+    for name in ("ismcts:iterations=20", "heuristic", "a-rather-long-entrant-name"):
+        assert name in out, out  # whole, in the legend
+    for row in doc["standings"]:
+        ci = row["win_rate_ci"]
+        assert f"{ci[0]:.1%}–{ci[1]:.1%}" in out
+        assert f"{row['mean_rank']:.2f}" in out
+    for rating in doc["ratings"]:
+        assert f"{rating['ordinal']:.2f}" in out and f"{rating['sigma']:.2f}" in out
+
+    # Where the whole table fits (a pipe: 200 columns), it is one table with the names.
+    monkeypatch.setattr(tournament_cli, "_stdout_console", lambda: Console(width=200))
+    tournament_cli.print_report(doc)
+    assert set(rows(capsys.readouterr().out)) == {e.name for e in plan.entrants}

@@ -34,8 +34,14 @@ async function call(method, path, { token, body, headers } = {}) {
 
 export const api = {
   gameTypes: () => call("GET", "/v1/game-types").then((r) => r.doc.game_types),
-  lobby: (status, limit = 12) =>
-    call("GET", `/v1/games?status=${status}&limit=${limit}`).then((r) => r.doc.games),
+  /** A page of the lobby's list of `status` ({games, next_cursor}), of one `game` or all. */
+  lobby: (status, { game = "", cursor = null, limit = 12 } = {}) =>
+    call(
+      "GET",
+      `/v1/games?status=${status}&limit=${limit}` +
+        (game ? `&game=${encodeURIComponent(game)}` : "") +
+        (cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""),
+    ).then((r) => r.doc),
   create: (body) => call("POST", "/v1/games", { body }).then((r) => r.doc),
   join: (id, seat, name) =>
     call("POST", `/v1/games/${id}/seats/${seat}/join`, { body: { name } }).then((r) => r.doc),
@@ -101,21 +107,59 @@ export function follow(id, token, onUpdate, onState) {
   return close;
 }
 
-// ---- tokens: kept in sessionStorage per game, so a reload (or a link) resumes the seat -----
+// ---- seats: kept in localStorage per game, so a closed tab, a reload or a link resumes it -----
+// A seat's token is the only way back to a game: kept in the tab alone (sessionStorage), it was
+// lost with the tab, and a game without a clock then waited for ever. "My games" on the lobby
+// lists what this browser holds, newest first, bounded (the oldest are forgotten).
 
 const KEY = (id) => `tabletop.seat.${id}`;
+const SEATS_INDEX = "tabletop.seats";
+const SEATS_KEPT = 50;
 
-/** The seat and token this tab holds for game `id`, or null. */
+/** The seat and token this browser holds for game `id` ({seat, token, game, at}), or null. */
 export function heldSeat(id) {
   try {
-    return JSON.parse(sessionStorage.getItem(KEY(id)) || "null");
+    const kept = localStorage.getItem(KEY(id)) ?? sessionStorage.getItem(KEY(id)); // a tab from before
+    return JSON.parse(kept || "null");
   } catch {
     return null;
   }
 }
 
-export function holdSeat(id, seat, token) {
-  sessionStorage.setItem(KEY(id), JSON.stringify({ seat, token }));
+/** Keep seat `seat` of game `id` with its token (and the game's type, for "my games"). */
+export function holdSeat(id, seat, token, game = null) {
+  const old = heldSeat(id);
+  const kept = { seat, token, game: game ?? old?.game ?? null, at: Date.now() };
+  try {
+    localStorage.setItem(KEY(id), JSON.stringify(kept));
+    const index = readJson(SEATS_INDEX, []).filter((g) => g !== id);
+    index.push(id);
+    for (const gone of index.splice(0, Math.max(0, index.length - SEATS_KEPT))) {
+      localStorage.removeItem(KEY(gone));
+    }
+    localStorage.setItem(SEATS_INDEX, JSON.stringify(index));
+  } catch {
+    sessionStorage.setItem(KEY(id), JSON.stringify(kept)); // storage refused: this tab at least
+  }
+}
+
+/** Forget the seat held in game `id`. */
+export function dropSeat(id) {
+  try {
+    localStorage.removeItem(KEY(id));
+    sessionStorage.removeItem(KEY(id));
+    localStorage.setItem(SEATS_INDEX, JSON.stringify(readJson(SEATS_INDEX, []).filter((g) => g !== id)));
+  } catch {
+    // nothing kept, nothing to forget
+  }
+}
+
+/** "My games": [{id, seat, token, game, at}] this browser holds a seat in, newest first. */
+export function heldSeats() {
+  return readJson(SEATS_INDEX, [])
+    .map((id) => ({ id, ...(heldSeat(id) || {}) }))
+    .filter((s) => s.token)
+    .reverse();
 }
 
 // ---- the history this browser was shown: (version, head_hash) of every view, per game ----------

@@ -5,7 +5,18 @@
 
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, follow, heldSeat, holdSeat, keepHead, keptHeads, playerName, setPlayerName } from "./api.js";
+import {
+  api,
+  dropSeat,
+  follow,
+  heldSeat,
+  heldSeats,
+  holdSeat,
+  keepHead,
+  keptHeads,
+  playerName,
+  setPlayerName,
+} from "./api.js";
 import { Clock, OtherCommands, Result, Status, TITLES, html, seatName } from "./ui.js";
 import { BotList, BotPage } from "./bots.js";
 import { TournamentList, TournamentPage } from "./tournaments.js";
@@ -39,21 +50,136 @@ function useRoute() {
 
 // ---- the lobby --------------------------------------------------------------------------------
 
+// One line each, for the landing page: what a newcomer is about to play.
+const PITCHES = {
+  fox: "Trick-taking for two where greed loses: win some tricks, but not too many.",
+  skull: "Bluff with flowers and a skull: bid how many flowers you can turn up, then turn them.",
+  skye: "Set your own prices, buy tiles and build a Scottish kingdom scored on changing goals.",
+};
+
+// A game started from this page has a turn clock: a seat whose player left is played by a bot
+// once its time is out, so the others never wait for ever.
+const DEFAULT_CLOCK = { turn_seconds: 60, reserve_seconds: 300, on_timeout: "bot" };
+
 function seatsText(g) {
   return g.seats.map((s) => (s.open ? "open seat" : s.bot ? `${s.name} (bot)` : s.name)).join(", ");
 }
 
-function GameList({ status, title, name, refresh }) {
-  const [games, setGames] = useState(null);
+/** Create a game with a seat for this browser and go to its board. */
+async function startGame(body, name) {
+  const seats = [{ name: name.trim() || "player" }, ...body.seats];
+  const created = await api.create({ ...body, seats, clock: DEFAULT_CLOCK });
+  holdSeat(created.id, 0, created.tokens[0], body.game);
+  go(`#/play/${created.id}`);
+}
+
+/** The three games, each with a one-line pitch and the two quickest ways to a table. */
+function GameCards({ name }) {
+  const [types, setTypes] = useState(null);
   const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
   useEffect(() => {
-    api.lobby(status).then(setGames, setError);
-  }, [status, refresh]);
+    api.gameTypes().then(setTypes, setError);
+  }, []);
+  const start = async (type, kind) => {
+    setBusy(true);
+    setError(null);
+    const others = Array.from({ length: Math.max(1, type.seats.min - 1) }, () =>
+      kind === "bots" ? { bot: "heuristic" } : { open: true },
+    );
+    try {
+      await startGame({ game: type.name, seats: others }, name);
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  return html`<section class="game-cards" aria-labelledby="h-games">
+    <h2 id="h-games">The games</h2>
+    <p class="muted">tabletop hosts three board games: play one against bots now, or open a table
+      and send its link to friends.</p>
+    ${error ? html`<p class="error" role="alert">${error.message}</p>` : ""}
+    ${types == null
+      ? html`<p class="muted">Loading the games…</p>`
+      : html`<ul class="cards">
+          ${types.map(
+            (t) => html`<li class="game-card" data-game-type=${t.name}>
+              <h3>${t.title}</h3>
+              <p class="players">${t.seats.min === t.seats.max ? t.seats.min : `${t.seats.min}–${t.seats.max}`} players</p>
+              <p class="pitch">${PITCHES[t.name] || ""}</p>
+              <span class="buttons">
+                <button type="button" class="primary" disabled=${busy} aria-label=${`Play ${t.title} against bots`}
+                  onClick=${() => start(t, "bots")}>Play against bots</button>
+                <button type="button" disabled=${busy} aria-label=${`Open a table of ${t.title}`}
+                  onClick=${() => start(t, "open")}>Open a table</button>
+              </span>
+            </li>`,
+          )}
+        </ul>`}
+  </section>`;
+}
+
+/** The seats this browser holds (kept in localStorage), each with a link back to its board. */
+function MyGames({ refresh }) {
+  const [seats, setSeats] = useState(heldSeats);
+  useEffect(() => setSeats(heldSeats()), [refresh]);
+  if (!seats.length) return null;
+  const forget = (id) => {
+    dropSeat(id);
+    setSeats(heldSeats());
+  };
+  return html`<section class="lobby-list my-games" aria-labelledby="h-mine">
+    <h2 id="h-mine">My games</h2>
+    <ul>
+      ${seats.map(
+        (s) => html`<li data-game=${s.id}>
+          <span><strong>${TITLES[s.game] || s.game || "a game"}</strong> · seat ${s.seat}
+            <span class="muted"> · ${s.id}${s.at ? ` · ${new Date(s.at).toLocaleString()}` : ""}</span></span>
+          <span class="buttons">
+            <a class="button" href=${`#/play/${s.id}`}>Resume seat ${s.seat}</a>
+            <button type="button" aria-label=${`Forget game ${s.id}`} onClick=${() => forget(s.id)}>Forget</button>
+          </span>
+        </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
+const EMPTY = {
+  waiting: "No table is waiting for players: open one above.",
+  active: "No game is being played right now.",
+  finished: "No game has finished yet.",
+};
+
+function GameList({ status, title, name, game, refresh }) {
+  const [games, setGames] = useState(null);
+  const [next, setNext] = useState(null);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setGames(null);
+    api.lobby(status, { game }).then((doc) => {
+      setGames(doc.games);
+      setNext(doc.next_cursor);
+    }, setError);
+  }, [status, game, refresh]);
+  const more = async () => {
+    setBusy(true);
+    try {
+      const doc = await api.lobby(status, { game, cursor: next });
+      setGames([...games, ...doc.games]);
+      setNext(doc.next_cursor);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
   const join = async (g, seat) => {
     const who = name.trim() || "player";
     try {
       const joined = await api.join(g.id, seat, who);
-      holdSeat(g.id, joined.seat, joined.token);
+      holdSeat(g.id, joined.seat, joined.token, g.game);
       go(`#/play/${g.id}`);
     } catch (e) {
       setError(e);
@@ -65,7 +191,7 @@ function GameList({ status, title, name, refresh }) {
     ${games == null
       ? html`<p class="muted">Loading…</p>`
       : games.length === 0
-        ? html`<p class="muted">None.</p>`
+        ? html`<p class="muted">${EMPTY[status]}</p>`
         : html`<ul>
             ${games.map((g) => {
               const held = heldSeat(g.id);
@@ -75,10 +201,10 @@ function GameList({ status, title, name, refresh }) {
                 <span class="buttons">
                   ${status === "waiting" &&
                   g.seats.filter((s) => s.open).map(
-                    (s) => html`<button type="button" onClick=${() => join(g, s.seat)}>Join seat ${s.seat + 1}</button>`,
+                    (s) => html`<button type="button" onClick=${() => join(g, s.seat)}>Join seat ${s.seat}</button>`,
                   )}
                   ${held && status !== "finished"
-                    ? html`<a class="button" href=${`#/play/${g.id}`}>Resume seat ${held.seat + 1}</a>`
+                    ? html`<a class="button" href=${`#/play/${g.id}`}>Resume seat ${held.seat}</a>`
                     : ""}
                   ${status !== "finished" ? html`<a class="button" href=${`#/watch/${g.id}`}>Watch</a>` : ""}
                   ${status === "finished" ? html`<a class="button" href=${`#/replay/${g.id}`}>Replay</a>` : ""}
@@ -86,22 +212,30 @@ function GameList({ status, title, name, refresh }) {
               </li>`;
             })}
           </ul>`}
+    ${next ? html`<button type="button" disabled=${busy} aria-label=${`More: ${title.toLowerCase()}`} onClick=${more}>More</button>` : ""}
   </section>`;
 }
 
 function Lobby() {
   const [name, setName] = useState(playerName());
   const [refresh, setRefresh] = useState(0);
+  const [game, setGame] = useState("");
   return html`<div class="lobby">
+    <${GameCards} name=${name} />
     <div class="lobby-bar">
       <label>Your name <input value=${name} maxlength="40" autocomplete="nickname"
         onInput=${(e) => { setName(e.currentTarget.value); setPlayerName(e.currentTarget.value); }} /></label>
+      <label>Show <select value=${game} onChange=${(e) => setGame(e.currentTarget.value)}>
+        <option value="">every game</option>
+        ${Object.entries(TITLES).map(([k, t]) => html`<option value=${k}>${t}</option>`)}
+      </select></label>
       <a class="button primary" href="#/new">New game</a>
       <button type="button" onClick=${() => setRefresh(refresh + 1)}>Refresh</button>
     </div>
-    <${GameList} status="waiting" title="Waiting for players" name=${name} refresh=${refresh} />
-    <${GameList} status="active" title="Being played" name=${name} refresh=${refresh} />
-    <${GameList} status="finished" title="Finished" name=${name} refresh=${refresh} />
+    <${MyGames} refresh=${refresh} />
+    <${GameList} status="waiting" title="Waiting for players" name=${name} game=${game} refresh=${refresh} />
+    <${GameList} status="active" title="Being played" name=${name} game=${game} refresh=${refresh} />
+    <${GameList} status="finished" title="Finished" name=${name} game=${game} refresh=${refresh} />
     <${TournamentList} />
     <${BotList} refresh=${refresh} />
   </div>`;
@@ -174,7 +308,7 @@ function NewGame() {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const [name, setName] = useState(playerName() || "player");
-  const [clock, setClock] = useState(null); // null: no turn clock
+  const [clock, setClock] = useState(DEFAULT_CLOCK); // null: no turn clock
   const clockField = (key, value) => setClock({ ...clock, [key]: value });
   useEffect(() => {
     api.gameTypes().then(setTypes, setError);
@@ -198,7 +332,7 @@ function NewGame() {
       const created = await api.create(body);
       const mine = kinds.indexOf("you");
       if (mine >= 0) {
-        holdSeat(created.id, mine, created.tokens[mine]);
+        holdSeat(created.id, mine, created.tokens[mine], game);
         go(`#/play/${created.id}`);
       } else go(`#/watch/${created.id}`);
     } catch (err) {
@@ -226,7 +360,7 @@ function NewGame() {
       </select></div>
     <fieldset><legend>Seats</legend>
       ${kinds.map(
-        (k, i) => html`<div class="field"><label for=${`seat-${i}`}>Seat ${i + 1}</label>
+        (k, i) => html`<div class="field"><label for=${`seat-${i}`}>Seat ${i}</label>
           <select id=${`seat-${i}`} value=${k} onChange=${(e) => {
             const next = kinds.map((x, j) => (j === i ? e.currentTarget.value : x === "you" && e.currentTarget.value === "you" ? "random" : x));
             setKinds(next);
@@ -243,7 +377,7 @@ function NewGame() {
     </fieldset>
     <fieldset><legend>Turn clock</legend>
       <div class="field check"><input id="clock-on" type="checkbox" checked=${!!clock}
-        onChange=${(e) => setClock(e.currentTarget.checked ? { turn_seconds: 60, reserve_seconds: 300, on_timeout: "bot" } : null)} />
+        onChange=${(e) => setClock(e.currentTarget.checked ? DEFAULT_CLOCK : null)} />
         <label for="clock-on">Play with a turn clock</label></div>
       ${clock
         ? html`<div class="field"><label for="clock-turn">seconds a turn</label>
@@ -268,7 +402,7 @@ function NewGame() {
 
 function eventLine(e) {
   const data = e.data ? JSON.stringify(e.data) : "";
-  return `v${e.version} ${e.type}${e.seat != null ? ` (seat ${e.seat + 1})` : ""} ${data.length > 160 ? data.slice(0, 160) + "…" : data}`;
+  return `v${e.version} ${e.type}${e.seat != null ? ` (seat ${e.seat})` : ""} ${data.length > 160 ? data.slice(0, 160) + "…" : data}`;
 }
 
 /** Resigning, asked twice: a slip of the keyboard must not end a game. */
@@ -311,6 +445,11 @@ function GamePage({ id, mode }) {
     keepHead(id, v); // every hash shown is kept: "Verify this game" checks the export against them
     setView((old) => (!old || v.version >= old.version ? v : old));
   }, [id]);
+  const seatGame = view?.game;
+  useEffect(() => {
+    // A seat taken by a link has no game type yet: "my games" names it once a view shows it.
+    if (held && seatGame && !held.game) holdSeat(id, held.seat, held.token, seatGame);
+  }, [id, seatGame]);
   useEffect(() => {
     if (mode === "play" && !token) return undefined;
     setView(null);
@@ -363,7 +502,7 @@ function GamePage({ id, mode }) {
       <h2>${view ? TITLES[view.game] : "Game"} <span class="muted">${id}</span></h2>
       <span class=${`feed ${feed}`} aria-label=${`live feed ${feed}`}>${feed}</span>
       ${mode === "play"
-        ? html`<span class="tag">playing as ${view ? seatName(view, mySeat) : `seat ${mySeat + 1}`}</span>`
+        ? html`<span class="tag">playing as ${view ? seatName(view, mySeat) : `seat ${mySeat}`}</span>`
         : html`<span class="tag">spectator</span>`}
     </div>
     <${Status} view=${view} mySeat=${mySeat} feed=${feed} />

@@ -24,7 +24,7 @@ export function BotList({ refresh }) {
     ${bots == null
       ? html`<p class="muted">Loading…</p>`
       : bots.length === 0
-        ? html`<p class="muted">None (register one with POST /v1/bots).</p>`
+        ? html`<p class="muted">No bot is registered yet (register one with POST /v1/bots).</p>`
         : html`<ul>
             ${bots.map(
               (b) => html`<li data-bot=${b.id}>
@@ -101,12 +101,12 @@ function RecentGames({ botId, refresh }) {
       : html`<p class="muted">Its games among the ${scanned} newest listed games (games listed in
           the lobby only).</p>
         ${games.length === 0
-          ? html`<p class="muted">None.</p>`
+          ? html`<p class="muted">No game of this bot among them.</p>`
           : html`<ul class="tgames">
               ${games.map(
                 (g) => html`<li data-game=${g.id}>
                   <span><strong>${TITLES[g.game] || g.game}</strong> · ${g.seats.map((s) => s.name).join(" vs ")}
-                    <span class="muted"> · seat ${g.mine.map((s) => s + 1).join(", ")} · ${g.id} · ${g.status}</span></span>
+                    <span class="muted"> · seat ${g.mine.join(", ")} · ${g.id} · ${g.status}</span></span>
                   ${g.status === "finished"
                     ? html`<a class="button" href=${`#/replay/${encodeURIComponent(g.id)}`} aria-label=${`Replay ${g.id}`}>Replay</a>`
                     : html`<a class="button" href=${`#/watch/${encodeURIComponent(g.id)}`} aria-label=${`Watch ${g.id}`}>Watch</a>`}

@@ -46,6 +46,13 @@ function Trick({ view, cards, title, winner }) {
   </section>`;
 }
 
+/** Treasure of the game so far: the rounds played (`round_scores`) and this round's (`treasure`,
+ * which starts again at 0 each round), as `scores` counts it. */
+export function gameTreasure(view, seat) {
+  const past = (view.round_scores || []).reduce((sum, r) => sum + (r.treasure?.[seat] ?? 0), 0);
+  return past + (view.treasure?.[seat] ?? 0);
+}
+
 function Seats({ view }) {
   return html`<table class="seats">
     <caption>Players</caption>
@@ -64,7 +71,8 @@ function Seats({ view }) {
             ${s === view.dealer ? html` <span class="tag">dealer</span>` : ""}</th>
           <td>${view.hand_sizes?.[s] ?? "?"}</td>
           <td>${view.tricks_won?.[s] ?? 0}</td>
-          <td>${view.treasure?.[s] ?? 0}</td>
+          <td data-treasure=${gameTreasure(view, s)}>${gameTreasure(view, s)}${view.treasure?.[s]
+            ? html` <span class="muted">(${view.treasure[s]} this round)</span>` : ""}</td>
           <td>${view.scores?.[s] ?? 0}</td>
           <td>${facts.join("; ")}</td>
         </tr>`;
@@ -136,7 +144,12 @@ export function Board({ view, send, busy }) {
       ? html`<section aria-label="Rounds"><h3>Rounds</h3><ol>
           ${view.round_scores.map(
             (r) => html`<li>Round ${r.round}: ${[0, 1]
-              .map((s) => `${seatName(view, s)} ${r.tricks[s]} tricks, ${r.points[s]} points`)
+              .map((s) => {
+                // A round's points are its tricks' and its Treasure's (the rule book's 7s).
+                const total = r.total?.[s] ?? r.points[s] + (r.treasure?.[s] ?? 0);
+                const extra = r.treasure?.[s] ? ` (${r.points[s]} for tricks + ${r.treasure[s]} treasure)` : "";
+                return `${seatName(view, s)} ${r.tricks[s]} tricks, ${total} points${extra}`;
+              })
               .join("; ")}</li>`,
           )}
         </ol></section>`

@@ -116,7 +116,7 @@ export function TournamentList() {
       : items == null
         ? html`<p class="muted">Loading…</p>`
         : items.length === 0
-          ? html`<p class="muted">None.</p>`
+          ? html`<p class="muted">No tournament yet.</p>`
           : html`<ul>
               ${items.map(
                 (t) => html`<li data-tournament=${t.id}>
