@@ -126,6 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+        # Before prometheus-client is imported (by the worker module): file-backed values in
+        # the stack's workers' directory, which the gateway's /metrics sums in.
+        from shared import metrics_dir
+
+        metrics_dir.adopt(os.environ.get("TABLETOP_WORKER_METRICS_DIR"))
         from services.worker.main import run as run_worker
 
         run_worker(args.game)
@@ -368,6 +373,11 @@ def run_stack(
             env["REDIS_URL"] = server.url
             # Where `tabletop rebuild` (and other tools beside the stack) find this Redis.
             (data / "redis.url").write_text(server.url + "\n")
+        # Every process's metrics under <data dir>/metrics, read by the gateway's /metrics;
+        # a new stack starts from zero (a restarted child keeps counting, see observability).
+        from shared import metrics_dir
+
+        metrics_dir.clean_tree(data / "metrics")
         specs = supervisor.stack_specs(
             python=sys.executable,
             env=env,
@@ -377,6 +387,7 @@ def run_stack(
             games=available_games(),
             gunicorn_conf=str(ROOT / "deploy" / "gunicorn.conf.py"),
             stack_id=str(os.getpid()),
+            metrics_root=str(data / "metrics"),
         )
         if server is not None:
             specs.append(supervisor.ChildSpec("redis", server.start, supervisor.STORE))

@@ -372,10 +372,27 @@ def stack_specs(
     games: Sequence[str],
     gunicorn_conf: str,
     stack_id: str,
+    metrics_root: str | None = None,
 ) -> list[ChildSpec]:
     """The children of ``tabletop run`` (Redis aside): gunicorn, ``workers`` stream consumers
     per game type, and a Celery worker per queue. ``stack_id`` (the supervisor's pid) keeps
-    consumer and node names apart from another stack's on the same Redis."""
+    consumer and node names apart from another stack's on the same Redis. With
+    ``metrics_root``, each process type writes its metrics to a directory below it and the
+    gateway's /metrics sums them all (``metrics_env``)."""
+    worker_dir = celery_root = None
+    gateway_env = dict(env)
+    if metrics_root is not None:
+        worker_dir = os.path.join(metrics_root, "workers")
+        celery_root = os.path.join(metrics_root, "celery")
+        # Only the gateway's processes share the gunicorn directory: anyone else writing
+        # there would be summed in twice or under the wrong process.
+        env = {k: v for k, v in env.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+        gateway_env = {
+            **env,
+            "PROMETHEUS_MULTIPROC_DIR": os.path.join(metrics_root, "gateway"),
+            "TABLETOP_WORKER_METRICS_DIR": worker_dir,
+            "TABLETOP_CELERY_METRICS_DIR": celery_root,
+        }
     specs = [
         command(
             "gateway",
@@ -391,7 +408,7 @@ def stack_specs(
                 str(gateway_workers),
                 "services.gateway.app:create_app()",
             ],
-            env,
+            gateway_env,
         )
     ]
     for game in games:
@@ -402,6 +419,8 @@ def stack_specs(
             name = f"worker-{game}-{i}"
             consumer = f"{socket.gethostname()}-{stack_id}-{game}-{i}"
             worker_env = {**env, "TABLETOP_CONSUMER_NAME": consumer}
+            if worker_dir is not None:  # one directory for them all: a file per process
+                worker_env["TABLETOP_WORKER_METRICS_DIR"] = worker_dir
             argv = [python, "-m", "services.cli", "worker", "--game", game]
             specs.append(command(name, argv, worker_env, backoff_max=WORKER_BACKOFF_MAX))
     for queue, node, concurrency in CELERY_QUEUES:
@@ -410,5 +429,10 @@ def stack_specs(
         if queue in CELERY_POOLS:
             argv += ["-P", CELERY_POOLS[queue]]
         argv += ["--loglevel", "WARNING", "-n", f"{node}-{stack_id}@%h"]
-        specs.append(command(f"celery-{node}", argv, env, BACKGROUND))
+        celery_env = dict(env)
+        if celery_root is not None:
+            # A directory each: a Celery worker's own port serves its pool's sum, not all of
+            # them; the gateway reads every one below celery_root.
+            celery_env["TABLETOP_CELERY_METRICS_DIR"] = os.path.join(celery_root, node)
+        specs.append(command(f"celery-{node}", argv, celery_env, BACKGROUND))
     return specs

@@ -28,3 +28,21 @@ def prepare(path: str | None, prefix: str) -> str:
     Path(chosen).mkdir(parents=True, exist_ok=True)
     os.environ[ENV] = chosen
     return chosen
+
+
+def clean_tree(path: str | os.PathLike[str]) -> None:
+    """``clean`` for a directory and every directory below it (a stack's metrics root: the
+    gateway's, the stream workers' and each Celery worker's directories)."""
+    for stale in Path(path).glob("**/*.db"):
+        stale.unlink(missing_ok=True)
+
+
+def adopt(path: str | None) -> str | None:
+    """A process whose values others sum in (a stream worker): ``path`` is its directory,
+    set as ``ENV``; without it, no directory at all. An inherited ``ENV`` is never kept: the
+    gateway's would put this process's values into the gateway's sum (and counted wherever
+    else that directory is read) instead of where they are looked for."""
+    if path:
+        return prepare(path, "")
+    os.environ.pop(ENV, None)
+    return None

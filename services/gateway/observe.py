@@ -12,10 +12,10 @@ from typing import Any
 
 import structlog
 from flask import Flask, Response, g, request
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from services.gateway import ready
-from shared import games, metrics_dir
+from shared import games
 from shared.adapters import metrics
 from shared.config import Settings
 
@@ -89,11 +89,10 @@ def install(app: Flask, settings: Settings, client: Any) -> None:
             structlog.contextvars.unbind_contextvars(*tokens)
 
     def metrics_view() -> Response:
-        # Multiprocess mode (under gunicorn): every worker's files summed; else this process.
-        if os.environ.get(metrics_dir.ENV):
-            body = generate_latest(metrics.multiprocess_registry())
-        else:
-            body = generate_latest(REGISTRY)
+        # Multiprocess mode (under gunicorn): every worker's files summed, else this process;
+        # with the stack's stream and Celery workers' files (tabletop run gives their
+        # directories), so one scrape has the command counters and decide times too.
+        body = generate_latest(metrics.stack_registry())
         body += generate_latest(stream_registry)
         return Response(body, content_type=CONTENT_TYPE_LATEST)
 

@@ -38,7 +38,9 @@ def run(game_type: str) -> None:
         consumer.stop_event,
         housekeeping=lambda: retention.trim_game_type(consumer.r, game_type, streams),
     ).start()
-    metrics.serve()  # with TABLETOP_METRICS_PORT: this process's own /metrics
+    # With TABLETOP_METRICS_PORT: this process's own /metrics (its own files alone when they
+    # are in the directory the stack's workers share).
+    metrics.serve(metrics.own_registry())
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop_event.set())
     signal.signal(signal.SIGINT, lambda *_: consumer.stop_event.set())
     consumer.run()

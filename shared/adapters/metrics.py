@@ -6,10 +6,14 @@
   answers for all of them, plus the command streams' lag and pending entries read from Redis at
   scrape time (``StreamCollector``).
 - A stream worker is one process: with ``TABLETOP_METRICS_PORT`` set it serves its own
-  registry on the first free port from that base (``serve``).
+  values on the first free port from that base (``serve``). With
+  ``TABLETOP_WORKER_METRICS_DIR`` (``tabletop run`` gives one per stack) its values are
+  file-backed there, and the gateway's ``/metrics`` sums them in (``FilesCollector``): one
+  scrape has the command counters and decide times.
 - A Celery worker forks pool children that run the tasks: its entry module gives it a
   multiprocess directory of its own and the main process serves the children's sum the same
-  way (``services/bots/worker.py``).
+  way (``services/bots/worker.py``); the gateway reads those directories too when given the
+  directory they are under (``TABLETOP_CELERY_METRICS_DIR``).
 
 Names are ``tabletop_*``; label values are bounded (route templates, game types, outcomes,
 task names), never ids.
@@ -17,19 +21,23 @@ task names), never ids.
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
     REGISTRY,
     CollectorRegistry,
     Counter,
     Histogram,
     start_http_server,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from shared import keys
@@ -176,6 +184,112 @@ class StreamCollector(Collector):
 def command_streams(game_types: Iterable[str], shards: int) -> list[str]:
     """Every command stream of these game types."""
     return [keys.command_stream(g, s) for g in game_types for s in range(shards)]
+
+
+# Directories of other processes' values that the gateway's /metrics sums in with its own.
+WORKER_DIR_ENV = "TABLETOP_WORKER_METRICS_DIR"  # the stream workers' (shared, a file per pid)
+CELERY_DIR_ENV = "TABLETOP_CELERY_METRICS_DIR"  # the Celery workers' (one directory each, below)
+
+
+class FilesCollector(Collector):
+    """prometheus-client's multiprocess files under ``dirs`` (each searched recursively),
+    merged in one pass: a name written in several directories is one family with its samples
+    summed, never two families (a second TYPE line for a name makes Prometheus refuse the
+    scrape). With ``pid``, only that process's files (directly in ``dirs``)."""
+
+    def __init__(self, dirs: Iterable[str], pid: int | None = None) -> None:
+        self.dirs = list(dirs)
+        self.pid = pid
+
+    def describe(self) -> Iterable[Any]:
+        return []  # the names are only known from the files, at scrape time
+
+    def files(self) -> list[str]:
+        """Every value file, each once (a directory may be given twice, or inside another)."""
+        pattern = "**/*.db" if self.pid is None else f"*_{self.pid}.db"
+        found: dict[str, str] = {}
+        for d in self.dirs:
+            for path in glob.glob(os.path.join(d, pattern), recursive=True):
+                found.setdefault(os.path.realpath(path), path)
+        return sorted(found.values())
+
+    def collect(self) -> Iterable[Metric]:
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        return MultiProcessCollector.merge(self.files(), accumulate=True)
+
+
+class Combined(Collector):
+    """The families of several registries as one: a name found in more than one is one
+    family, equal samples summed (``_created``: the earliest). For the gateway outside
+    gunicorn, whose own values are in memory while the workers' are in files."""
+
+    def __init__(self, sources: Sequence[Any]) -> None:
+        self.sources = list(sources)
+
+    def describe(self) -> Iterable[Any]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        families: dict[str, Metric] = {}
+        samples: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], Any]] = {}
+        for source in self.sources:
+            for family in source.collect():
+                if family.name not in families:
+                    families[family.name] = Metric(
+                        family.name, family.documentation, family.type, family.unit
+                    )
+                    samples[family.name] = {}
+                kept = samples[family.name]
+                for sample in family.samples:
+                    key = (sample.name, tuple(sorted(sample.labels.items())))
+                    old = kept.get(key)
+                    if old is None:
+                        kept[key] = sample
+                    elif sample.name.endswith("_created"):
+                        kept[key] = old._replace(value=min(old.value, sample.value))
+                    else:
+                        kept[key] = old._replace(value=old.value + sample.value)
+        for name, family in families.items():
+            family.samples = list(samples[name].values())
+            yield family
+
+
+def stack_dirs(env: Mapping[str, str] | None = None) -> list[str]:
+    """The other process types' directories the gateway sums in (those that are set)."""
+    env = os.environ if env is None else env
+    return [d for d in (env.get(WORKER_DIR_ENV), env.get(CELERY_DIR_ENV)) if d]
+
+
+def stack_registry(env: Mapping[str, str] | None = None) -> CollectorRegistry:
+    """What the gateway's /metrics answers (the stream gauges aside): in multiprocess mode
+    (gunicorn) every worker's files plus the stack's other directories, merged in one pass;
+    else this process's registry combined with those directories."""
+    env = os.environ if env is None else env
+    own = env.get("PROMETHEUS_MULTIPROC_DIR")
+    registry = CollectorRegistry()
+    if own:
+        registry.register(FilesCollector([own, *stack_dirs(env)]))
+    elif stack_dirs(env):
+        registry.register(Combined([REGISTRY, FilesCollector(stack_dirs(env))]))
+    else:
+        return REGISTRY
+    return registry
+
+
+def own_registry() -> CollectorRegistry:
+    """This process's values alone when they are file-backed in a directory shared with
+    other processes (a stream worker's ``TABLETOP_METRICS_PORT`` answers for itself, as
+    before), with the process, platform and GC metrics the default registry has; the default
+    registry when they are in memory."""
+    own = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not own:
+        return REGISTRY
+    registry = CollectorRegistry()
+    registry.register(FilesCollector([own], pid=os.getpid()))
+    for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+        registry.register(collector)
+    return registry
 
 
 def multiprocess_registry() -> CollectorRegistry:

@@ -13,7 +13,7 @@ from typing import Any
 import fakeredis
 import pytest
 import redis
-from prometheus_client import REGISTRY
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, generate_latest
 
 import shared.adapters.redis_consumer as consumer_module
 from services.bots import celery_app, observe, tasks
@@ -298,3 +298,74 @@ def test_the_worker_counts_outcomes_and_logs_with_the_command_ids(
     (line,) = (json.loads(x) for x in out.getvalue().splitlines())
     assert line["game_id"] == "g-9" and line["command_id"] == "c-down"
     assert line["level"] == "warning" and forgotten == ["g-9"]
+
+
+def _write(
+    path: Any, typ: str, pid: int, metric: str, sample: str, labels: dict, value: float
+) -> None:
+    """One value in a prometheus-client multiprocess file, as a process of that pid writes it."""
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+
+    path.mkdir(parents=True, exist_ok=True)
+    d = MmapedDict(str(path / f"{typ}_{pid}.db"))
+    d.write_value(mmap_key(metric, sample, list(labels), list(labels.values()), "help"), value, 0.0)
+    d.close()
+
+
+def test_files_of_several_directories_make_one_family_per_name(tmp_path: Any) -> None:
+    # Issue 25: the gateway's scrape reads its own, the stream workers' and the Celery
+    # workers' directories; a name in two of them must be one family (a second TYPE line
+    # for a name makes a Prometheus server refuse the whole scrape).
+    from prometheus_client.parser import text_string_to_metric_families
+
+    _write(tmp_path / "gateway", "counter", 1, "tabletop_http_requests",
+           "tabletop_http_requests_total", {"method": "GET"}, 2)  # fmt: skip
+    _write(tmp_path / "workers", "counter", 2, "tabletop_commands", "tabletop_commands_total",
+           {"game": "fox", "outcome": "accepted"}, 3)  # fmt: skip
+    _write(tmp_path / "workers", "counter", 3, "tabletop_commands", "tabletop_commands_total",
+           {"game": "fox", "outcome": "accepted"}, 4)  # fmt: skip  # a restarted worker's
+    for node, pid in (("bots", 4), ("search", 5)):  # nested: one directory per Celery worker
+        _write(tmp_path / "celery" / node, "counter", pid, "tabletop_bot_moves",
+               "tabletop_bot_moves_total", {"outcome": "submitted"}, 1)  # fmt: skip
+    # The same file seen through two of the directories given counts once.
+    dirs = [tmp_path / "gateway", tmp_path / "workers", tmp_path / "celery", tmp_path / "workers"]
+    registry = CollectorRegistry()
+    registry.register(metrics.FilesCollector([str(d) for d in dirs]))
+    text = generate_latest(registry).decode()
+    families = [f.name for f in text_string_to_metric_families(text)]
+    assert sorted(families) == ["tabletop_bot_moves", "tabletop_commands", "tabletop_http_requests"]
+    assert (
+        registry.get_sample_value("tabletop_commands_total", {"game": "fox", "outcome": "accepted"})
+        == 7
+    )
+    assert registry.get_sample_value("tabletop_bot_moves_total", {"outcome": "submitted"}) == 2
+
+    # Outside gunicorn the gateway's own values are in memory: they join the files' families.
+    mine = CollectorRegistry()
+    Counter("tabletop_commands", "h", ["game", "outcome"], registry=mine).labels(
+        "fox", "accepted"
+    ).inc()
+    merged = CollectorRegistry()
+    merged.register(metrics.Combined([mine, registry]))
+    text = generate_latest(merged).decode()
+    names = [f.name for f in text_string_to_metric_families(text)]
+    assert len(names) == len(set(names)) and "tabletop_commands" in names
+    assert (
+        merged.get_sample_value("tabletop_commands_total", {"game": "fox", "outcome": "accepted"})
+        == 8
+    )
+
+
+def test_a_worker_serves_only_its_own_files(tmp_path: Any) -> None:
+    # The stream workers share one directory; a worker's own port (TABLETOP_METRICS_PORT)
+    # still answers for that worker alone, as before.
+    _write(tmp_path, "counter", 11, "tabletop_commands", "tabletop_commands_total",
+           {"game": "fox", "outcome": "accepted"}, 3)  # fmt: skip
+    _write(tmp_path, "counter", 111, "tabletop_commands", "tabletop_commands_total",
+           {"game": "fox", "outcome": "accepted"}, 5)  # fmt: skip
+    registry = CollectorRegistry()
+    registry.register(metrics.FilesCollector([str(tmp_path)], pid=11))
+    assert (
+        registry.get_sample_value("tabletop_commands_total", {"game": "fox", "outcome": "accepted"})
+        == 3
+    )

@@ -408,3 +408,57 @@ def test_http_readiness_is_none_only_for_a_200() -> None:
         s.bind(("127.0.0.1", 0))
         free = s.getsockname()[1]
     assert "refused" in str(sv.http_readiness(f"http://127.0.0.1:{free}/readyz")())
+
+
+def test_every_process_of_the_stack_gets_a_metrics_directory_and_the_gateway_reads_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 25: one scrape of the gateway's /metrics must hold the workers' counters, so each
+    # process type writes its values to files under the run directory the gateway reads.
+    started: list[tuple[list[str], dict[str, str]]] = []
+
+    class Recorder:
+        def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+            started.append((list(argv), dict(env)))
+
+    monkeypatch.setattr(sv, "GroupPopen", Recorder)
+    stack = sv.stack_specs(
+        python="python",
+        # A directory in the shell's environment must reach no child as it is.
+        env={"REDIS_URL": "redis://x", "PROMETHEUS_MULTIPROC_DIR": "/elsewhere"},
+        port=8000,
+        gateway_workers=2,
+        workers=2,
+        games=["fox"],
+        gunicorn_conf="g.py",
+        stack_id="42",
+        metrics_root="/run/metrics",
+    )
+    for spec in stack:
+        spec.start()
+    gateway = next(env for argv, env in started if "gunicorn" in argv)
+    assert gateway["PROMETHEUS_MULTIPROC_DIR"] == "/run/metrics/gateway"
+    assert gateway["TABLETOP_WORKER_METRICS_DIR"] == "/run/metrics/workers"
+    assert gateway["TABLETOP_CELERY_METRICS_DIR"] == "/run/metrics/celery"
+    workers = [env for argv, env in started if "--game" in argv]
+    assert len(workers) == 2
+    for env in workers:
+        assert env["TABLETOP_WORKER_METRICS_DIR"] == "/run/metrics/workers"
+        assert "PROMETHEUS_MULTIPROC_DIR" not in env  # the gateway's sum is the gateway's
+    celery = [env for argv, env in started if "celery" in argv]
+    dirs = [env["TABLETOP_CELERY_METRICS_DIR"] for env in celery]
+    # One directory per Celery worker (its main process serves its own pool's sum), all
+    # under the one the gateway reads.
+    assert len(set(dirs)) == len(celery) == len(sv.CELERY_QUEUES)
+    assert all(d.startswith("/run/metrics/celery/") for d in dirs)
+    assert all("PROMETHEUS_MULTIPROC_DIR" not in env for env in celery)
+
+
+def test_without_a_metrics_root_the_children_get_the_environment_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[dict[str, str]] = []
+    monkeypatch.setattr(sv, "GroupPopen", lambda argv, env: started.append(dict(env)))
+    for spec in specs(1):
+        spec.start()
+    assert all("TABLETOP_WORKER_METRICS_DIR" not in env for env in started)
