@@ -95,3 +95,19 @@ def stack(redis_url: str, redis_client: redis.Redis) -> Iterator[Stack]:
             )
     finally:
         worker_client.close()
+
+
+@pytest.fixture
+def api(stack: Stack) -> Iterator[str]:
+    """The in-process gateway on a real socket (what the CLIs and the bot kit talk to; a
+    feed or a bot's turn stream is a long response)."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(10)

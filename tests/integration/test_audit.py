@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import copy
-import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -182,21 +180,6 @@ def test_a_running_game_is_audited_only_by_auditors_with_the_seed_unshown(stack:
     seed = stack.worker_app.ports.directory.get(gid).seed  # type: ignore[union-attr]
     assert seed not in str(report)
     assert stack.http.get("/v1/games/nope/audit", headers=bearer(AUDITOR)).status_code == 404
-
-
-@pytest.fixture
-def api(stack: Stack) -> Iterator[str]:
-    """The gateway over real HTTP (what ``tabletop audit --api`` talks to)."""
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(10)
 
 
 def test_the_cli_audits_a_finished_game_without_a_key_and_asks_for_one_for_a_running_game(

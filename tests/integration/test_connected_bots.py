@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,21 +15,6 @@ from tabletop_client import Bot, Client, ProblemError, play_connected
 
 from shared.app import queries
 from tests.integration.conftest import AUDITOR, Stack
-
-
-@pytest.fixture
-def api(stack: Stack) -> Iterator[str]:
-    """The in-process gateway on a real socket (the turn stream is a long response)."""
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(10)
 
 
 class FirstLegal(Bot):

@@ -4,29 +4,12 @@ as problems, and the history read back (events, export, audit)."""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from tabletop_client import Client, ProblemError
 
-from tests.integration.conftest import AUDITOR, Stack
-
-
-@pytest.fixture
-def api(stack: Stack) -> Iterator[str]:
-    """The in-process gateway on a real socket."""
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(10)
+from tests.integration.conftest import AUDITOR
 
 
 @pytest.mark.timeout(180)
