@@ -190,11 +190,20 @@ def answer_hint(app: App, request: Mapping[str, Any]) -> str:
             log.exception("hint search failed", extra={"game_id": game_id, "seat": seat})
             answer = {"status": 503, "code": str(ErrorCode.SERVICE_UNAVAILABLE),
                       "detail": "the search failed; try again"}  # fmt: skip
+        # The seat's slot is given back before the answer goes out: a client that asks again
+        # as soon as it has its answer must not find its last hint still holding the slot.
+        _give_back(app, request)
         p.bus.complete(game_id, _reply_id(hint_id), "", json.dumps(answer), keep=True)
         return "answered"
     finally:
-        p.searches.release(_hint_slot(game_id, seat), hint_id)
-        p.searches.leave(str(request["owner"]), _hint_ticket(hint_id))
+        _give_back(app, request)
+
+
+def _give_back(app: App, request: Mapping[str, Any]) -> None:
+    """The hint's seat slot and its owner's ticket, released (twice is harmless)."""
+    game_id, seat, hint_id = str(request["game_id"]), int(request["seat"]), str(request["hint_id"])
+    app.ports.searches.release(_hint_slot(game_id, seat), hint_id)
+    app.ports.searches.leave(str(request["owner"]), _hint_ticket(hint_id))
 
 
 def _budget_s(spec: Mapping[str, Any]) -> float:
