@@ -267,7 +267,13 @@ def default_rollout(engine: Any) -> Rollout:
 
 
 def _sim_module(engine: Any) -> Any | None:
-    """The game's ``shared.sim`` module, or None."""
+    """The game's search hooks: its package's ``SEARCH`` (``shared/games/<game>/``), or None.
+
+    Until every game is a kernel package, a game without ``SEARCH`` falls back to its
+    ``shared.sim`` module (that fallback goes with the last simulator)."""
+    hooks = getattr(engine, "SEARCH", None)
+    if hooks is not None:
+        return hooks
     try:
         return importlib.import_module(f"shared.sim.{engine.NAME}")
     except ModuleNotFoundError:

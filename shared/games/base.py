@@ -182,7 +182,11 @@ def from_json(names: Mapping[str, type], doc: Mapping[str, Any]) -> Any:
 
 
 def replay(engine: Engine, events: Iterable[Any], state: Any = None) -> Any:
-    """Fold ``events`` into a state with ``engine.evolve``."""
+    """Fold ``events`` into a state with ``engine.evolve`` (or at once with the engine's
+    ``evolve_all``, when its kernel provides one: one thaw and one freeze)."""
+    evolve_all = getattr(engine, "evolve_all", None)
+    if evolve_all is not None:
+        return evolve_all(state, events)
     evolve = engine.evolve
     for event in events:
         state = evolve(state, event)
