@@ -231,7 +231,13 @@ def search(
 
 def random_playout(engine: Any, state: Any, rand: random.Random) -> list[float]:
     """The default ``Rollout``: uniformly random legal commands (``random_command`` for an
-    unlistable decision) until the game ends or ``PLAYOUT_CAP`` moves, then ``rewards``."""
+    unlistable decision) until the game ends or ``PLAYOUT_CAP`` moves, then ``rewards``.
+
+    A game with a kernel (``engine.KERNEL``, ``shared/games/kernel.py``) plays out on one
+    thawed copy: the same rules, the same draws in the same order, no state built per event."""
+    kernel_cls = getattr(engine, "KERNEL", None)
+    if kernel_cls is not None:
+        return kernel_playout(engine, kernel_cls.thaw(state), rand)
     adapter = FastRng(rand)
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
     decide, evolve = engine.decide, engine.evolve
@@ -496,6 +502,30 @@ def _key(engine: Any, command: Any) -> Any:
 
 def _json_key(doc: Mapping[str, Any]) -> str:
     return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def kernel_playout(engine: Any, kernel: Any, rand: random.Random) -> list[float]:
+    """``random_playout`` on a game's kernel (mutated in place: pass a copy): each step is the
+    kernel's ``apply`` with its own mutators as ``emit``, so nothing is recorded or frozen."""
+    adapter = FastRng(rand)
+    lists_all = engine.TRAITS.lists_all_commands
+    randbelow = _randbelow(rand)
+    outcome, to_act, legal_commands = kernel.outcome, kernel.to_act, kernel.legal_commands
+    apply, on = kernel.apply, kernel.on
+    for _ in range(PLAYOUT_CAP):
+        result = outcome()
+        if result is not None:
+            return rewards(result)
+        actor = to_act()[0]
+        legal = legal_commands(actor)
+        if not legal:
+            raise RuntimeError(f"{engine.NAME}: seat {actor} is to act with no legal command")
+        if not lists_all and _templated(legal):
+            command = _sample(engine, kernel.freeze(), actor, legal, rand)
+        else:
+            command = legal[randbelow(len(legal))]
+        apply(actor, command, adapter, on)
+    return _capped(engine, kernel.freeze())
 
 
 def _templated(legal: Sequence[Any]) -> bool:
