@@ -15,6 +15,7 @@ from typing import Any
 from apispec import APISpec
 
 from services.gateway import schemas, view_schemas
+from shared import games
 from shared.app import bots, catalogue
 
 Schema = dict[str, Any]
@@ -141,28 +142,10 @@ LINKS: dict[tuple[str, str, str], dict[str, Schema]] = {
     },
 }  # fmt: skip
 
-CREATE_EXAMPLES = {
-    "fox": {
-        "summary": "The Fox in the Forest: two players (a token for each)",
-        "value": {"game": "fox", "seats": [{"name": "ana"}, {"name": "bob"}]},
-    },
-    "skull-lobby": {
-        "summary": "Skull in the lobby: you, two open seats to join, and a bot",
-        "value": {
-            "game": "skull",
-            "options": {"next_starter": "english"},
-            "seats": [{"name": "ana"}, {"open": True}, {"open": True}, {"bot": "heuristic"}],
-        },
-    },
-    "skye-bots": {
-        "summary": "Isle of Skye against two bots, unlisted",
-        "value": {
-            "game": "skye",
-            "listed": False,
-            "seats": [{"name": "ana"}, {"bot": "heuristic"}, {"bot": "ismcts", "budget_ms": 200}],
-        },
-    },
-}
+# ``POST /v1/games`` bodies, from each game's spec; the other examples show the first game.
+CREATE_EXAMPLES = {k: v for spec in games.specs() for k, v in spec.create_examples.items()}
+_GAME = games.names()[0]
+_OPTIONS = {k: v.get("default") for k, v in games.spec(_GAME).options.items()}
 
 
 _HASH = "36ad6f353fd907e711a349c86d185356e486d3bbc00bb872cfe55364deff3bf9"
@@ -201,10 +184,10 @@ _ENTRANTS = [
 _AHEAD = {"games": 2, "ahead": 1.0, "rate": 0.5, "rate_ci": _CI}
 _MATRIX = {"names": ["heur", "random"], "matrix": [[None, _AHEAD], [_AHEAD, None]]}
 
-# ``GET /v1/tournaments/{id}``: a finished two-game duplicate match of Fox.
+# ``GET /v1/tournaments/{id}``: a finished two-game duplicate match.
 TOURNAMENT_EXAMPLE: dict[str, Any] = {
-    "id": "tccd5eb660f7e", "game": "fox", "format": "duplicate", "players": 2,
-    "options": {"target": 1, "first_dealer": None, "deal": None},
+    "id": "tccd5eb660f7e", "game": _GAME, "format": "duplicate", "players": 2,
+    "options": _OPTIONS,
     "entrants": _ENTRANTS,
     "created_at": "2026-01-01T00:00:00.000Z", "finished_at": "2026-01-01T00:00:04.000Z",
     "status": "finished", "progress": {"done": 2, "total": 2}, "rated_games": 2,
@@ -232,7 +215,7 @@ TOURNAMENT_EXAMPLE: dict[str, Any] = {
 
 TOURNAMENTS_EXAMPLE: dict[str, Any] = {
     "tournaments": [
-        {"id": "tccd5eb660f7e", "game": "fox", "format": "duplicate",
+        {"id": "tccd5eb660f7e", "game": _GAME, "format": "duplicate",
          "entrants": ["heur", "random"], "created_at": "2026-01-01T00:00:00.000Z",
          "status": "finished", "progress": {"done": 2, "total": 2}},
     ]
@@ -320,7 +303,7 @@ def _examples(path: str, operations: dict[str, Any], registered: dict[str, Schem
             "description": "a command of the game's type (GET /v1/game-types lists them; the "
             "view's `legal_commands` lists those you may send now)",
         }
-        accepted = dict(views["fox-seat"]["value"])
+        accepted = dict(views[f"{_GAME}-seat"]["value"])
         accepted["command"] = {"command_id": "s1-a1b2", "status": "accepted", "events": 1}
         _content(operations["post"], "200")["example"] = accepted
 
@@ -349,11 +332,11 @@ def _content(op: dict[str, Any], status: str) -> dict[str, Any]:
 
 
 def _created_example(views: dict[str, Any]) -> dict[str, Any]:
-    public = views["fox-public"]["value"]
+    public = views[f"{_GAME}-public"]["value"]
     tokens = ["q1c5d6VfUu8bQ3o2kQmY1zkVvJ2hYt3A", "Zx8WcE0r5nDq1YbS2Lw7tPaK9mHj4Gf6"]
     return {
         "id": public["id"],
-        "game": "fox",
+        "game": _GAME,
         "version": public["version"],
         "seats": [
             {"seat": i, "name": s["name"], "token": tokens[i]}
@@ -471,9 +454,9 @@ def _envelope() -> dict[str, Schema]:
             "type": "integer",
             "minimum": 0,
             "description": "409 `game/stale_version` unless the game is at this version (the "
-            "view's `version`). In a simultaneous phase (Isle of Skye's prices) the version you "
+            "view's `version`). In a simultaneous phase (seats acting at once) the version you "
             "read stands while you are still to act and every event since is another seat's "
-            "move in the same phase: other seats' prices do not make it stale; a new phase or "
+            "move in the same phase: other seats' moves do not make it stale; a new phase or "
             "round does",
         },
     }

@@ -1,9 +1,9 @@
-"""What a view holds, per game, as OpenAPI 3.0 schemas (``FoxView``, ``SkullView``,
-``SkyeView``, one of them by ``game``: ``View``), with examples taken from real positions.
+"""What a view holds, per game, as OpenAPI 3.0 schemas (``<Game>View`` per game, one of them
+by ``game``: ``View``), with examples taken from real positions.
 
-The engines' views are plain dicts built in ``shared/games/*``; these schemas are written down
-by hand from them (the docstrings of each engine's ``view``), because no Python type says what
-they hold. ``tests/unit/test_view_schemas.py`` plays whole games of every game and checks every
+The engines' views are plain dicts built in ``shared/games/*``; each game's spec
+(``shared.games.spec.GameSpec``: ``view_fields`` and ``phases``) writes down what its view's
+fields hold, because no Python type says it; this module adds the service's fields. ``tests/unit/test_view_schemas.py`` plays whole games of every game and checks every
 seat's and the public view at every step against them, with every object closed
 (``additionalProperties: false``), so a field an engine adds without documenting it here fails
 there rather than drifting silently. The document itself leaves objects open: a client must
@@ -20,35 +20,20 @@ import hashlib
 from functools import cache
 from typing import Any
 
+from shared import games
 from shared.app import clock
 from shared.app.fairness import CONTRIBUTE as CONTRIBUTE_TYPE
-from shared.games import fox as fox_engine
-from shared.games import skull as skull_engine
-from shared.games.skye import state as skye_state
+from shared.games.spec import FLAG, INT, SEAT_NUMBER, TEXT, GameSpec
+from shared.games.spec import ints as _ints
+from shared.games.spec import nullable as _null
 
 Schema = dict[str, Any]
 
 REF = "#/components/schemas/"
-GAMES = ("fox", "skull", "skye")
-COMPONENT = {"fox": "FoxView", "skull": "SkullView", "skye": "SkyeView"}
+GAMES = tuple(games.names())
+COMPONENT = {name: games.spec(name).component for name in GAMES}
 WAITING = "waiting"  # the phase of a game not dealt yet (open seats, client seeds to come)
 
-
-def _null(schema: Schema) -> Schema:
-    return {**schema, "nullable": True}
-
-
-def _ints(description: str = "", **bounds: int) -> Schema:
-    out: Schema = {"type": "array", "items": {"type": "integer", **bounds}}
-    if description:
-        out["description"] = description
-    return out
-
-
-INT = {"type": "integer"}
-SEAT_NUMBER = {"type": "integer", "minimum": 0}
-TEXT = {"type": "string"}
-FLAG = {"type": "boolean"}
 
 # ---- the service's part of every view -----------------------------------------------------------
 
@@ -82,7 +67,7 @@ OUTCOME = {
         "winners": _ints(minimum=0),
         "ranks": _ints(minimum=1),
         "draw": FLAG,
-        "tiebreak": _ints("Isle of Skye: the tie-breaker of each seat (gold left)"),
+        "tiebreak": _ints("each seat's tie-breaker, in a game that has one"),
         "resigned": _ints("the seats that resigned", minimum=0),
         "ended_by": {"type": "string", "enum": ["resignation"]},
     },
@@ -182,297 +167,6 @@ SERVICE: Schema = {
 SERVICE_REQUIRED = ["id", "game", "version", "seat", "phase", "to_act", "legal_commands",
                     "outcome", "seats", "seed_sha256", "head_hash"]  # fmt: skip
 
-# ---- The Fox in the Forest ----------------------------------------------------------------------
-
-SUITS = list(fox_engine.SUITS)
-CARD = {
-    "type": "object",
-    "required": ["suit", "rank"],
-    "properties": {
-        "suit": {"type": "string", "enum": SUITS},
-        "rank": {"type": "integer", "minimum": 1, "maximum": 11},
-    },
-}
-CARDS = {"type": "array", "items": CARD}
-PLAYED_CARD = {"type": "object", "required": ["seat", "card"],
-               "properties": {"seat": SEAT_NUMBER, "card": CARD}}  # fmt: skip
-
-FOX: Schema = {
-    "hand": _null({**CARDS, "description": "your hand (null in the public view)"}),
-    "hand_sizes": _ints("cards in each hand", minimum=0),
-    "decree": _null({**CARD, "description": "the decree card (sets the trump suit)"}),
-    "trump": _null({"type": "string", "enum": SUITS}),
-    "trick": {"type": "array", "items": PLAYED_CARD, "description": "the trick on the table"},
-    "leader": {**SEAT_NUMBER, "description": "who led (or leads) the trick"},
-    "last_trick": _null(
-        {
-            "type": "object",
-            "required": ["cards", "winner"],
-            "properties": {"cards": {"type": "array", "items": PLAYED_CARD}, "winner": SEAT_NUMBER},
-        }
-    ),  # fmt: skip
-    "dealer": SEAT_NUMBER,
-    "first_dealer": SEAT_NUMBER,
-    "round": {**INT, "minimum": 1},
-    "target": {**INT, "description": "points that end the game"},
-    "tricks_won": _ints("this round's tricks per seat", minimum=0),
-    "treasure": _ints("this round's Treasure points (from the 7s) per seat", minimum=0),
-    "scores": _ints("points per seat, this round's Treasure included"),
-    "round_scores": {
-        "type": "array",
-        "description": "every finished round",
-        "items": {
-            "type": "object",
-            "required": ["round", "tricks", "points", "treasure", "total"],
-            "properties": {
-                "round": INT,
-                "tricks": _ints(),
-                "points": _ints(),
-                "treasure": _ints(),
-                "total": _ints(),
-            },  # fmt: skip
-        },
-    },
-    "deck_size": {**INT, "minimum": 0},
-    "played": {**CARDS, "description": "every card played this round"},
-    "known_cards": {
-        "type": "array",
-        "items": CARDS,
-        "description": "per seat, cards publicly known to be in its hand (old decree cards "
-        "taken with a Fox)",
-    },
-    "voids": {
-        "type": "array",
-        "items": {"type": "array", "items": {"type": "string", "enum": SUITS}},
-        "description": "per seat, suits it is known to lack (it did not follow them)",
-    },
-    "ranks_below": {
-        "type": "array",
-        "items": {"type": "object", "additionalProperties": INT},
-        "description": "per seat, suit -> rank: it holds no card of the suit at or above it",
-    },
-    "hand_or_deck": {
-        "type": "array",
-        "items": _null(
-            {
-                "type": "object",
-                "required": ["cards", "deck_index"],
-                "properties": {"cards": CARDS, "deck_index": {**INT, "minimum": 0}},
-            }
-        ),  # fmt: skip
-        "description": "per seat, after its Woodcutter put a card under the deck: cards all "
-        "in its hand but at most one, which is then the deck's card at `deck_index`",
-    },
-    "opponent_known_cards": _null({**CARDS, "description": "seat views only"}),
-    "deck_known": _null(
-        {
-            "type": "array",
-            "items": _null(CARD),
-            "description": "seat views only: the deck, top first, with the cards this seat put "
-            "under it (null where unknown)",
-        }
-    ),  # fmt: skip
-}
-
-# ---- Skull --------------------------------------------------------------------------------------
-
-DISC = {"type": "string", "enum": list(skull_engine.DISCS)}
-SKULL: Schema = {
-    "round": {**INT, "minimum": 1},
-    "next_starter": {"type": "string", "enum": [skull_engine.CZECH, skull_engine.ENGLISH]},
-    "you": _null({**SEAT_NUMBER, "description": "your seat (null in the public view)"}),
-    "starter": SEAT_NUMBER,
-    "turn": _null(SEAT_NUMBER),
-    "bid": {**INT, "minimum": 0, "description": "the highest bid (0: none yet)"},
-    "bidder": _null(SEAT_NUMBER),
-    "challenger": _null({**SEAT_NUMBER, "description": "who flips (the highest bidder)"}),
-    "skull_owner": _null({**SEAT_NUMBER, "description": "whose skull the challenger flipped"}),
-    "table": {**INT, "minimum": 0, "description": "discs on the table"},
-    "flipped": {
-        "type": "array",
-        "description": "discs flipped this round, in order",
-        "items": {
-            "type": "object",
-            "required": ["seat", "disc"],
-            "properties": {"seat": SEAT_NUMBER, "disc": DISC},
-        },  # fmt: skip
-    },
-    "pick_from": {**INT, "minimum": 0, "description": "face-down discs to pick a penalty from"},
-    "players": {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": [
-                "seat",
-                "stack_size",
-                "face_down",
-                "hand_size",
-                "discs",
-                "wins",
-                "passed",
-                "eliminated",
-                "known_skull",
-            ],  # fmt: skip
-            "properties": {
-                "seat": SEAT_NUMBER,
-                "stack_size": {**INT, "minimum": 0},
-                "face_down": {**INT, "minimum": 0},
-                "hand_size": {**INT, "minimum": 0},
-                "discs": {**INT, "minimum": 0, "description": "discs still owned"},
-                "wins": {**INT, "minimum": 0},
-                "passed": FLAG,
-                "eliminated": FLAG,
-                "known_skull": _null(
-                    {
-                        **FLAG,
-                        "description": "whether every seat can deduce it still owns its skull; "
-                        "null: nobody can tell",
-                    }
-                ),  # fmt: skip
-            },
-        },
-    },
-    "scores": _ints("win markers per seat", minimum=0),
-    "winners": _ints(minimum=0),
-    "hand": _null(
-        {
-            "type": "object",
-            "description": "seat views only: your discs in hand",
-            "required": ["flower", "skull"],
-            "properties": {"flower": {**INT, "minimum": 0}, "skull": {**INT, "minimum": 0}},
-        }
-    ),  # fmt: skip
-    "stack": _null(
-        {
-            "type": "array",
-            "items": DISC,
-            "description": "seat views only: your stack's faces, bottom first",
-        }
-    ),  # fmt: skip
-    "lost": _null(
-        {"type": "array", "items": DISC, "description": "seat views only: your lost discs"}
-    ),  # fmt: skip
-}
-
-# ---- Isle of Skye -------------------------------------------------------------------------------
-
-TILE = {**TEXT, "description": "a tile's id (`L07`; castles `C1`..)"}
-OFFER = {"type": "object", "additionalProperties": {**INT, "minimum": 1},
-         "description": "tile -> its price in gold"}  # fmt: skip
-PLACED = {
-    "type": "object",
-    "required": ["tile", "x", "y", "rotation"],
-    "properties": {
-        "tile": TILE,
-        "x": INT,
-        "y": INT,
-        "rotation": {"type": "integer", "enum": [0, 90, 180, 270]},
-    },  # fmt: skip
-}
-SKYE_PLAYER = {
-    "type": "object",
-    "required": [
-        "seat",
-        "castle",
-        "territory",
-        "gold",
-        "free_gold",
-        "score",
-        "score_breakdown",
-        "prices_set",
-        "drawn",
-        "discard",
-        "offer",
-        "to_place",
-    ],  # fmt: skip
-    "properties": {
-        "seat": SEAT_NUMBER,
-        "castle": TILE,
-        "territory": {"type": "array", "items": PLACED},
-        "gold": {**INT, "description": "gold held, counting gold lying on its own offer"},
-        "free_gold": _null({**INT, "description": "gold in hand; null while secret"}),
-        "score": INT,
-        "score_breakdown": {
-            "type": "object",
-            "required": ["rounds", "scrolls", "gold"],
-            "properties": {
-                "rounds": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["round", "points"],
-                        "properties": {
-                            "round": INT,
-                            "points": {
-                                "type": "object",
-                                "additionalProperties": INT,
-                                "description": "scoring tile letter -> points",
-                            },  # fmt: skip
-                        },
-                    },
-                },
-                "scrolls": {"type": "object", "additionalProperties": INT},
-                "gold": INT,
-            },
-        },
-        "prices_set": FLAG,
-        "drawn": {"type": "array", "items": TILE},
-        "discard": _null({**TILE, "description": "the tile under the axe; null while secret"}),
-        "offer": _null({**OFFER, "description": "the priced tiles; null while secret"}),
-        "to_place": {"type": "array", "items": TILE},
-    },
-}
-SKYE: Schema = {
-    "round": {**INT, "minimum": 0},
-    "rounds": {**INT, "minimum": 1},
-    "start_player": SEAT_NUMBER,
-    "scoring_tiles": {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": ["letter", "id", "name", "definition", "rounds"],
-            "properties": {
-                "letter": {"type": "string", "enum": ["A", "B", "C", "D"]},
-                "id": TEXT,
-                "name": TEXT,
-                "definition": TEXT,
-                "rounds": _ints("the rounds it scores in"),
-            },  # fmt: skip
-        },
-    },
-    "schedule": {
-        "type": "array",
-        "items": {"type": "array", "items": TEXT},
-        "description": "per round, the letters of the scoring tiles scored",
-    },  # fmt: skip
-    "advanced_variant": FLAG,
-    "revealed": {**FLAG, "description": "whether this round's prices are revealed"},
-    "current_buyer": _null(SEAT_NUMBER),
-    "extra_tile": _null(
-        {
-            "type": "object",
-            "required": ["tile", "price"],
-            "properties": {"tile": TILE, "price": INT},
-        }
-    ),  # fmt: skip
-    "players": {"type": "array", "items": SKYE_PLAYER},
-    "drawn": _null({"type": "array", "items": TILE, "description": "seat views only"}),
-    "discard": _null({**TILE, "description": "seat views only"}),
-    "offer": _null({**OFFER, "description": "seat views only"}),
-    "to_place": _null({"type": "array", "items": TILE, "description": "seat views only"}),
-    "bag_size": {**INT, "minimum": 0},
-    "scores": _ints(),
-}
-
-PHASES = {
-    "fox": list(fox_engine.PHASE_NAMES),
-    "skull": [skull_engine.PLACING, skull_engine.BIDDING, skull_engine.FLIPPING,
-              skull_engine.PENALTY, skull_engine.CHOOSING_STARTER, skull_engine.GAME_OVER_PHASE],
-    "skye": list(skye_state.PHASES),
-}  # fmt: skip
-FIELDS = {"fox": FOX, "skull": SKULL, "skye": SKYE}
-TITLES = {"fox": "The Fox in the Forest", "skull": "Skull", "skye": "Isle of Skye"}
-
 
 def command_ref(game: str) -> str:
     """The component of the game's commands (``openapi_contract`` registers them)."""
@@ -481,19 +175,21 @@ def command_ref(game: str) -> str:
 
 @cache
 def _view_schema(game: str) -> Schema:
-    fields = FIELDS[game]
+    spec = games.spec(game)
+    fields = dict(spec.view_fields)
     properties: Schema = {
         "game": {"type": "string", "enum": [game]},
         "phase": {
             "type": "string",
-            "enum": [WAITING, *PHASES[game]],
+            "enum": [WAITING, *spec.phases],
             "description": f"`{WAITING}`: not dealt yet (open seats to join, or client seeds "
             "to come): the view then holds only the service's fields",
         },
         "legal_commands": {
             "type": "array",
             "description": "seat views only: every command this seat may send now, ready to "
-            "send (Isle of Skye's `set_prices` is a template: choose `discard` and `prices`)",
+            "send (a command listed as a `template` stands for commands too many to list: fill it "
+            "in)",
             "items": {"anyOf": [{"$ref": command_ref(game)}, CONTRIBUTE]},
         },
         **SERVICE,
@@ -501,9 +197,9 @@ def _view_schema(game: str) -> Schema:
     }
     return {
         "type": "object",
-        "title": f"{TITLES[game]} view",
+        "title": f"{spec.title} view",
         "description": f"What a seat (its token), a spectator (no token) or an auditor "
-        f"(`?seat=N`) sees of a {TITLES[game]} game: the service's fields, and once dealt "
+        f"(`?seat=N`) sees of a {spec.title} game: the service's fields, and once dealt "
         "every field of the game (another seat's hidden facts are null or absent).",
         "required": SERVICE_REQUIRED,
         "properties": properties,
@@ -537,10 +233,6 @@ def components() -> dict[str, Schema]:
 
 # ---- examples -----------------------------------------------------------------------------------
 
-EXAMPLE_SEATS = {"fox": 2, "skull": 3, "skye": 3}
-EXAMPLE_STEP = {"fox": 3, "skull": 4, "skye": 3}  # a few moves in: a trick, bids, prices set
-EXAMPLE_ID = {"fox": "3f2a9c1e5b7d4a60", "skull": "8c41d2e09f3b6a75", "skye": "b5e7a1c3d9f20468"}
-
 
 @cache
 def examples() -> dict[str, dict[str, Any]]:
@@ -551,31 +243,39 @@ def examples() -> dict[str, dict[str, Any]]:
     from shared.projections import view
 
     out: dict[str, dict[str, Any]] = {}
-    for game in GAMES:
+    specs = [games.spec(game) for game in GAMES]
+    for spec in specs:
+        game = spec.name
         seen: dict[str, Any] = {}
 
-        def keep(record: Any, seat: int, *_: Any, game: str = game, seen: dict = seen) -> None:
-            if len(seen) < EXAMPLE_STEP[game]:
+        def keep(record: Any, seat: int, *_: Any, spec: GameSpec = spec, seen: dict = seen) -> None:
+            if len(seen) < spec.example_step:  # a few moves in: a trick, bids, prices set
                 seen[str(len(seen))] = (view(record, seat), view(record, None))
 
-        seats = [{"name": n} for n in ("ana", "bob", "cyd")[: EXAMPLE_SEATS[game]]]
+        seats = [{"name": n} for n in ("ana", "bob", "cyd", "dee", "eve")[: spec.example_seats]]
         play(game, seats, {}, f"example-{game}", on_step=keep,
              clock=lambda: "2026-01-01T12:00:00.000Z")  # fmt: skip
-        mine, public = seen[str(EXAMPLE_STEP[game] - 1)]
+        mine, public = seen[str(spec.example_step - 1)]
         for doc in (mine, public):
             _fix(doc, game)
-        out[f"{game}-seat"] = {"summary": f"{TITLES[game]}: a seat's view", "value": mine}
-        out[f"{game}-public"] = {"summary": f"{TITLES[game]}: the public view", "value": public}
-    out["skull-waiting"] = {
-        "summary": "Skull in the lobby: two open seats, not dealt yet",
-        "value": _waiting_view("skull", [{"name": "ana"}, {"open": True}, {"open": True}]),
-    }
+        out[f"{game}-seat"] = {"summary": f"{spec.title}: a seat's view", "value": mine}
+        out[f"{game}-public"] = {"summary": f"{spec.title}: the public view", "value": public}
+    for spec in specs:
+        if spec.lobby_example:
+            opened = spec.example_seats - 1
+            out[f"{spec.name}-waiting"] = {
+                "summary": f"{spec.title} in the lobby: {_count(opened)} open seats, not dealt yet",
+                "value": _waiting_view(spec.name, [{"name": "ana"}] + [{"open": True}] * opened),
+            }
     return out
+
+
+def _count(n: int) -> str:
+    return ("no", "one", "two", "three", "four")[n] if n < 5 else str(n)
 
 
 def _waiting_view(game: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
     """The public view of a game created with open seats (before its deal)."""
-    from shared import games
     from shared.app.handlers import creation_events, seats_from_specs
     from shared.events import GENESIS_HASH, seal
     from shared.projections import view
@@ -587,7 +287,7 @@ def _waiting_view(game: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
     envelopes = seal(creation_events(game, seats, options, seed), after_version=0,
                      prev_hash=GENESIS_HASH, command_id="create", seat=None,
                      at="2026-01-01T12:00:00.000Z", seed=seed)  # fmt: skip
-    doc = view(fold(EXAMPLE_ID[game], envelopes), None)
+    doc = view(fold(games.spec(game).example_id, envelopes), None)
     _fix(doc, game)
     return doc
 
@@ -595,7 +295,7 @@ def _waiting_view(game: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
 def _fix(doc: dict[str, Any], game: str) -> None:
     """A stable id and head hash: the real hash covers the seats' random token hashes, and the
     generated document must be the same at every run."""
-    doc["id"] = EXAMPLE_ID[game]
+    doc["id"] = games.spec(game).example_id
     doc["head_hash"] = hashlib.sha256(f"example {game} {doc['version']}".encode()).hexdigest()
 
 

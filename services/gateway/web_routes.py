@@ -3,13 +3,15 @@
 Everything the page loads comes from this server (no CDN, no build step): its ES modules and
 style from ``services/gateway/web/`` (Preact and htm vendored under ``web/vendor/``), the
 audit's JavaScript verifier from ``verifier/`` (served as it is, not copied, so the page runs
-the very code the audit documents), the Isle of Skye tile data from the engine's own data, and
+the very code the audit documents), the data each game's spec gives its page (``web_assets``:
+Isle of Skye's tiles from the engine's own data), and
 the views of a replayed version. The page plays through the public ``/v1`` API only.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from werkzeug.exceptions import NotFound
 from services.gateway import auth, limits_guard
 from services.gateway.problems import Problem
 from services.gateway.routes import application
+from shared import games
 from shared.app import replay
 from shared.app.errors import AppError
 
@@ -76,26 +79,25 @@ def verifier(name: str) -> Response:
     return _static(VERIFIER_DIR, name)
 
 
-@web.get("/web/skye-tiles.json")
-def skye_tiles() -> Response:
-    """The Isle of Skye tiles as the engine plays them (its overrides applied), without the
-    data's provenance notes: what the page needs to draw terrain, roads and objects."""
-    return Response(_skye_tiles(), mimetype="application/json",
-                    headers={"Cache-Control": "public, max-age=3600"})  # fmt: skip
+def _asset_route(name: str, build: Callable[[], Any]) -> None:
+    """``/web/<name>``: a document a game's spec gives its web page (``web_assets``), built
+    once per process."""
+
+    @cache
+    def body() -> str:
+        return json.dumps(build(), separators=(",", ":"))
+
+    def serve() -> Response:
+        return Response(body(), mimetype="application/json",
+                        headers={"Cache-Control": "public, max-age=3600"})  # fmt: skip
+
+    endpoint = "asset_" + name.replace(".", "_").replace("-", "_")
+    web.add_url_rule(f"/web/{name}", endpoint, serve, methods=["GET"])
 
 
-@cache
-def _skye_tiles() -> str:
-    from shared.games.skye import data
-
-    keep = ("id", "edges", "center_terrain", "areas", "roads", "features", "scroll",
-            "has_whisky", "income_gold", "player_color")  # fmt: skip
-    tiles: dict[str, Any] = {}
-    for key in ("castle_tiles", "landscape_tiles"):
-        for raw in data.TILES_DOC[key]:
-            patched = {**raw, **data.TILE_OVERRIDES.get(raw["id"], {})}
-            tiles[raw["id"]] = {k: patched[k] for k in keep if k in patched}
-    return json.dumps({"tiles": tiles}, separators=(",", ":"))
+for _spec in games.specs():
+    for _name, _build in _spec.web_assets.items():
+        _asset_route(_name, _build)
 
 
 @web.get("/web/replay/<game_id>")

@@ -137,22 +137,20 @@ ISMCTS_DEFAULT_ITERATIONS = 1000
 # ``policies_of``) and the audit leaves out of its re-check ("not re-checked") the moves of a
 # bot whose recorded version is not this service's. Raise a bot's version with any change that
 # makes it play otherwise from the same view and randomness, or every older honest game of it
-# fails its audit.
+# fails its audit. Each game's spec declares its own (``policy_versions``).
 POLICY_VERSIONS: Mapping[tuple[str, str], int] = MappingProxyType(
-    {
-        # Version 2: its bids no longer give its stack away (issue 23): every public choice is
-        # made from public facts alone, the skull goes down only as a round's first disc and
-        # more often, and the bluffs of version 1 are gone. From the same view and randomness
-        # it places and bids otherwise than version 1 did.
-        ("heuristic", "skull"): 2,
-    }
+    {(bot, spec.name): v for spec in games.specs() for bot, v in spec.policy_versions.items()}
 )
 
-# A bot whose policy in a game is built on another bot's: its version moves with that one's.
-# ISMCTS in Isle of Skye searches the heuristic's candidate moves and plays out with its
-# valuation (``shared.sim.skye``); in Fox and Skull it plays out at random, on its own.
+# A bot whose policy in a game is built on another bot's: its version moves with that one's
+# (each game's spec declares them: ``policy_follows``; Isle of Skye's search plays its
+# heuristic's candidates and valuation).
 POLICY_FOLLOWS: Mapping[tuple[str, str], tuple[str, str]] = MappingProxyType(
-    {("ismcts", "skye"): ("heuristic", "skye")}
+    {
+        (bot, spec.name): (base, spec.name)
+        for spec in games.specs()
+        for bot, base in spec.policy_follows.items()
+    }
 )
 
 # The key of ``game_created``'s data that records the policy versions (bot name -> version).

@@ -1,8 +1,8 @@
 """The game catalogue (``GET /v1/game-types``): per game its name, title, seat limits, options
-(JSON Schema with defaults), each command's schema with an example, and the view's fields.
+(JSON Schema with defaults, from the game's spec), each command's schema with an example, and the view's fields.
 
 Command schemas are read from the engines' command classes (their fields and types) with the
-spelling the API uses (a Fox card is ``{"suit", "rank"}``); each example is a command an engine
+spelling the API uses (the game spec's ``command_fields``); each example is a command an engine
 listed in a real position, so the catalogue cannot drift from what the engines accept. The
 view's schema lists the fields and JSON types of a real view at the game's start.
 """
@@ -12,67 +12,13 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 from shared import games
 from shared.games.rng import Rng
 from shared.projections import game_view
-
-TITLES = {"fox": "The Fox in the Forest", "skull": "Skull", "skye": "Isle of Skye"}
-
-CARD = {
-    "description": 'a card: {"suit", "rank"} (as views show it), or its code 0..32 '
-    "(suit index in bells, keys, moons * 11 + rank - 1); answers always use the object",
-    "oneOf": [
-        {
-            "type": "object",
-            "required": ["suit", "rank"],
-            "properties": {
-                "suit": {"enum": ["bells", "keys", "moons"]},
-                "rank": {"type": "integer", "minimum": 1, "maximum": 11},
-            },
-        },
-        {"type": "integer", "minimum": 0, "maximum": 32},
-    ],
-}
-
-OPTIONS: dict[str, dict[str, Any]] = {
-    "fox": {
-        "target": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 21,
-                   "description": "points that end the game (16, 21 or 35 in the rule book)"},
-        "first_dealer": {"enum": [0, 1, None], "default": None,
-                         "description": "the first round's dealer; null: drawn"},
-        "deal": {"type": "object", "description": "organizer key only: the first round's "
-                 "hands, decree and deck"},
-    },
-    "skull": {
-        "next_starter": {"enum": ["czech", "english"], "default": "czech",
-                         "description": "who starts after a challenge (the Czech or the "
-                         "English rule book)"},
-        "first_player": {"type": ["integer", "null"], "minimum": 0, "default": None,
-                         "description": "the seat that starts; null: drawn"},
-    },
-    "skye": {
-        "scoring_tiles": {"type": ["array", "object", "null"], "default": None,
-                          "description": "4 scoring tiles for A..D (ids or indices 0..15); "
-                          "null: drawn"},
-        "first_player": {"type": ["integer", "null"], "minimum": 0, "default": None},
-        "advanced_variant": {"type": "boolean", "default": False,
-                             "description": "the 2-3 player variant: one extra tile a round"},
-    },
-}  # fmt: skip
-
-# Per game, field name -> the JSON Schema of that field where the Python type does not say.
-FIELDS: dict[str, dict[str, Any]] = {
-    "fox": {"card": CARD},
-    "skull": {"disc": {"enum": ["flower", "skull"]}},
-    "skye": {
-        "prices": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1},
-                   "description": "gold on each drawn tile but the axed one"},
-        "discard": {"type": ["string", "null"], "description": "the tile under the axe"},
-    },
-}  # fmt: skip
 
 
 @cache
@@ -83,18 +29,19 @@ def catalogue() -> list[dict[str, Any]]:
 
 def _entry(name: str) -> dict[str, Any]:
     engine: Any = games.get(name)
+    spec = games.spec(name)
     seats = engine.MIN_SEATS
-    options = OPTIONS.get(name, {})
+    options = dict(spec.options)
     examples = _examples(engine, seats, name)
     commands = []
     for kind, cls in engine.COMMANDS.items():
-        schema = _command_schema(name, kind, cls)
+        schema = _command_schema(spec.command_fields, kind, cls)
         if kind in examples:
             schema["examples"] = [examples[kind]]
         commands.append(schema)
     return {
         "name": name,
-        "title": TITLES.get(name, name),
+        "title": spec.title,
         "seats": {"min": engine.MIN_SEATS, "max": engine.MAX_SEATS},
         "options": {"type": "object", "additionalProperties": False, "properties": options},
         "commands": commands,
@@ -108,12 +55,12 @@ def _entry(name: str) -> dict[str, Any]:
     }
 
 
-def _command_schema(game: str, kind: str, cls: type) -> dict[str, Any]:
+def _command_schema(fields: Mapping[str, Any], kind: str, cls: type) -> dict[str, Any]:
     properties: dict[str, Any] = {"type": {"const": kind}}
     required = ["type"]
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        properties[f.name] = FIELDS.get(game, {}).get(f.name) or _json_type(hints.get(f.name))
+        properties[f.name] = fields.get(f.name) or _json_type(hints.get(f.name))
         required.append(f.name)
     return {
         "title": kind,
@@ -140,13 +87,10 @@ def _json_type(hint: Any) -> dict[str, Any]:
     return {}
 
 
-# Options under which a rare command comes up in random play (Skull's choose_starter exists
-# only under the English rule), tried after the defaults until every command has an example.
-EXAMPLE_OPTIONS: dict[str, list[dict[str, Any]]] = {"skull": [{}, {"next_starter": "english"}]}
 EXAMPLE_PLAYS = 40  # random plays per option set at most (a few suffice; each is milliseconds)
 
 
-def _start(engine: Any, seats: int, options: dict[str, Any] | None = None,
+def _start(engine: Any, seats: int, options: Mapping[str, Any] | None = None,
            setup: str = "setup") -> Any:  # fmt: skip
     state = None
     parsed = engine.parse_options(seats, dict(options or {}))
@@ -155,12 +99,12 @@ def _start(engine: Any, seats: int, options: dict[str, Any] | None = None,
     return state
 
 
-def _examples(engine: Any, seats: int, name: str = "") -> dict[str, Any]:
+def _examples(engine: Any, seats: int, name: str) -> dict[str, Any]:
     """A listed command of each type met in short random plays from the start: the first play
-    as ever (so examples stay put), then more, under ``EXAMPLE_OPTIONS`` too, until every
+    as ever (so examples stay put), then more, under the spec's ``example_options`` too, until every
     command type has one (a client writing from the docs needs an example of each)."""
     found: dict[str, Any] = {}
-    for options in EXAMPLE_OPTIONS.get(name, [{}]):
+    for options in games.spec(name).example_options:
         for play in range(EXAMPLE_PLAYS):
             if len(found) == len(engine.COMMANDS):
                 return found

@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from shared.games.base import Engine
+from shared.games.spec import GameSpec
 
 # Game name -> module path. Adding a game to the service is one line here.
 _MODULES = {
@@ -42,3 +43,18 @@ def _load(name: str) -> Engine:
             raise KeyError(name) from exc
         raise
     return module
+
+
+def spec(name: str) -> GameSpec:
+    """``name``'s declaration (``shared.games.spec``); raises KeyError for an unknown game."""
+    engine: Any = get(name)
+    declared = getattr(engine, "SPEC", None)
+    if declared is None:  # until every game package exports its SPEC (issue 26)
+        declared = importlib.import_module(f"{_MODULES[name]}_spec").SPEC
+    found: GameSpec = declared
+    return found
+
+
+def specs() -> list[GameSpec]:
+    """Every hosted game's declaration, in ``names()`` order."""
+    return [spec(name) for name in names()]
