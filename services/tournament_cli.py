@@ -82,7 +82,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "standings. --local plays in this machine's processes; otherwise the service at --api "
         "plays it (Ctrl-C stops watching, not the tournament).",
     )
-    run_p.add_argument("--game", required=True, help="the game type, e.g. fox")
+    run_p.add_argument("--game", required=True, help="the game type (GET /v1/game-types lists them)")
     run_p.add_argument(
         "--entrants",
         required=True,

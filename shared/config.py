@@ -54,7 +54,7 @@ DEFAULT_REJECTED_TTL = 600
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchCaps:
     """What a game created without an organizer key may ask of the search workers: a search
-    seat's ``budget_ms`` (a hint's cap too) and ``iterations`` (1000 take Skull's 12 seats about
+    seat's ``budget_ms`` (a hint's cap too) and ``iterations`` (1000 take a 12-seat game about
     as long: 0.7 s median, 2.3 s at most here), and the search seats of one game (the clock's
     ``timeout_bot`` is capped alike)."""
 

@@ -59,7 +59,7 @@ def configure(
     process: str, *, level: int = logging.INFO, env: Mapping[str, str] | None = None
 ) -> None:
     """Send every log record of this process to stderr in ``TABLETOP_LOG_FORMAT``; ``process``
-    names the kind (gateway, worker-fox, celery) in each line."""
+    names the kind (gateway, worker-<game>, celery) in each line."""
     env = os.environ if env is None else env
     fmt = env.get("TABLETOP_LOG_FORMAT", "console").lower()
     handler = logging.StreamHandler(sys.stderr)

@@ -25,6 +25,7 @@ from services.gateway import (
     web_routes,
 )
 from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception
+from shared import games
 from shared.adapters.redis import REDIS_ERRORS
 from shared.app.context import App
 from shared.app.ports import BotDispatcher
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 
 API_INFO = {
     "description": (
-        "Event-sourced board games (The Fox in the Forest, Skull, Isle of Skye) for "
+        f"Event-sourced board games ({', '.join(s.title for s in games.specs())}) for "
         "third-party clients. Errors are application/problem+json with a stable `code`."
     ),
 }

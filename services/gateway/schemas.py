@@ -11,7 +11,7 @@ from shared.app.errors import CATALOGUE, ErrorCode
 from shared.app.handlers import JSON_SAFE_INT
 
 SUGGESTION_MAX_BUDGET_MS = 2000  # a hint holds a search worker: keep it short
-SUGGESTION_MAX_ITERATIONS = 1000  # Isle of Skye searches about 100-200 iterations a second
+SUGGESTION_MAX_ITERATIONS = 1000  # the slowest game searches 100-200 iterations a second
 
 
 class StrictSchema(ma.Schema):
@@ -144,7 +144,7 @@ class ClockSchema(StrictSchema):
 class CreateGameSchema(StrictSchema):
     """Body of ``POST /v1/games``."""
 
-    game = ma.fields.String(required=True, metadata={"example": "fox"})
+    game = ma.fields.String(required=True, metadata={"example": games.names()[0]})
     seats = ma.fields.List(
         ma.fields.Nested(SeatSchema), required=True, validate=validate.Length(min=1, max=12)
     )

@@ -4,7 +4,7 @@ Everything the page loads comes from this server (no CDN, no build step): its ES
 style from ``services/gateway/web/`` (Preact and htm vendored under ``web/vendor/``), the
 audit's JavaScript verifier from ``verifier/`` (served as it is, not copied, so the page runs
 the very code the audit documents), the data each game's spec gives its page (``web_assets``:
-Isle of Skye's tiles from the engine's own data), and
+a game's own data, such as its tiles' edges and areas), and
 the views of a replayed version. The page plays through the public ``/v1`` API only.
 """
 

@@ -1,4 +1,4 @@
-"""``tabletop worker --game fox``: one stream consumer process for a game type."""
+"""``tabletop worker --game <name>``: one stream consumer process for a game type."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def random_bot(view: Mapping[str, Any], rng: random.Random) -> dict[str, Any] | 
     """A uniformly random legal command, or None when the seat has nothing to do.
 
     Games whose ``legal_commands`` cannot list every command (``TRAITS.lists_all_commands``
-    false: prices in Isle of Skye) provide ``random_command(view, rng)``; for the rest any
+    false: prices chosen from a range) provide ``random_command(view, rng)``; for the rest any
     listed command is sendable as it is.
     """
     if view.get("seat") not in view.get("to_act", []):
@@ -143,8 +143,8 @@ POLICY_VERSIONS: Mapping[tuple[str, str], int] = MappingProxyType(
 )
 
 # A bot whose policy in a game is built on another bot's: its version moves with that one's
-# (each game's spec declares them: ``policy_follows``; Isle of Skye's search plays its
-# heuristic's candidates and valuation).
+# (each game's spec declares them: ``policy_follows``: a search that plays its heuristic's
+# candidates and valuation).
 POLICY_FOLLOWS: Mapping[tuple[str, str], tuple[str, str]] = MappingProxyType(
     {
         (bot, spec.name): (base, spec.name)

@@ -1186,7 +1186,7 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> str:
         # A search on a time budget says how far it got, so the audit can replay it.
         command[bots.BOT_ITERATIONS] = decision.iterations
     # On its own turn a bot pins the version it decided at. When several seats act at once
-    # (Isle of Skye's prices and building) another seat's move does not spoil its choice;
+    # (a simultaneous phase) another seat's move does not spoil its choice;
     # the engine still checks the command.
     message = CommandMessage(
         command_id=cid,

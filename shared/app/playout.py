@@ -252,7 +252,7 @@ def _fast(
     return Played(record=final, actions=actions)
 
 
-# An engine's events and commands recur from game to game (Fox's are one object per card): their
+# An engine's events and commands recur from game to game (a card game's are one object per card): their
 # JSON and its canonical bytes, kept per object so that a log written whole encodes each once.
 _JSON_KEEP = 200_000
 _event_json: dict[Any, tuple[bytes, bytes, bytes]] = {}  # event -> ``ChainWriter.command`` piece

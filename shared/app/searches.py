@@ -10,7 +10,7 @@ its priority (Celery priorities on the Redis broker, 0 first, ``MAX_PRIORITY`` l
 client's first search goes ahead of any client's second, and so on. A client that floods the
 workers with long searches then queues behind everyone else, and holds up another client's bot
 by the searches already running at most. (A game's bot moves are sequential; seats that act at
-once, as in Isle of Skye's simultaneous phases, are several tickets.)
+once, in a simultaneous phase, are several tickets.)
 
 **Hints.** A hint from a searching bot (``ismcts``) is queued like a bot move and answered by a
 search worker (``answer_hint``) through a reply the gateway waits for with a deadline: a Redis
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 # trips; past it the caller hears a 503 rather than waiting on.
 HINT_MARGIN_S = 8.0
 # The budget a hint of ``iterations`` (at most 1000) is given: 1000 iterations took 0.7 s
-# median, 2.3 s at most for Skull's 12 seats on a busy 2-core machine.
+# median, 2.3 s at most for a 12-seat game on a busy 2-core machine.
 HINT_ITERATIONS_S = 3.0
 # A seat's hint slot outlives its wait by the search's own time, so that a search taken up just
 # before its deadline still ends before another one of the seat's may start.

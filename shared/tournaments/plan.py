@@ -6,7 +6,7 @@ entrants in a fixed order, ``C(E, k)`` of them):
 
 * ``round_robin``: one *cycle* plays every group once in each of its ``k`` cyclic seatings, so
   each group meets equally often and each of its entrants sits in each seat equally often; a
-  game has its own deal. Two entrants in Fox: seats alternate.
+  game has its own deal. Two entrants in a two-seat game: seats alternate.
 * ``duplicate``: the same games, but the ``k`` seatings of a group share one deal (one derived
   seed), so the luck of the cards falls on every entrant alike.
 
