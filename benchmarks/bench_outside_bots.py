@@ -1,7 +1,7 @@
 """Outside bots against the real stack (issue 24): webhook bots served by the Python bot kit.
 
 Starts `tabletop run` (its own redis-server, gunicorn with gevent, a worker per game, Celery's
-quick, search, tournament and gevent ``tabletop-remote`` workers, as ``make run`` does) and,
+quick, search and tournament workers and the gevent remote bots' worker, as ``make run`` does) and,
 in processes of their own, webhook bots served by the kit (``tabletop_client.serve_webhook``
 of the kit's ``examples/random_bot.py`` policy, timed), registered with ``POST /v1/bots``.
 In one run it measures:
@@ -243,7 +243,7 @@ def _cmdline(pid: int) -> str:
 
 def stack_processes(root: int) -> dict[str, int]:
     """The supervisor's children by role (each role's CPU includes its own children)."""
-    roles = {"gateway": "gunicorn", "fox worker": "--game fox", "remote (gevent)": "tabletop-remote",
+    roles = {"gateway": "gunicorn", "fox worker": "--game fox", "remote (gevent)": "remote_worker",
              "quick bots": "-Q tabletop ", "tournaments": "tabletop-tournaments"}  # fmt: skip
     found: dict[str, int] = {}
     for pid in _children(root):

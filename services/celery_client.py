@@ -1,16 +1,18 @@
 """Sending work to the Celery app by task name, for the gateway and the workers.
 
-Only names cross this boundary (``bots.move``, ``bots.remote``, ``bots.hint``, ``scoring.finalize``,
-``tournaments.launch``, ``tournaments.play``), so neither service
-imports the Celery tasks' code.
+Only names cross this boundary (``bots.move``, ``bots.hint``, ``scoring.finalize``,
+``tournaments.launch``, ``tournaments.play``; a registered bot's turn goes on ``REMOTE_TURNS``),
+so neither service imports the Celery tasks' code.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
+import redis
 from celery import Celery
 
 from shared.app.ports import BotDispatcher, NullDispatcher
@@ -21,9 +23,12 @@ log = logging.getLogger(__name__)
 QUEUE = "tabletop"
 SEARCH_QUEUE = "tabletop-search"
 TOURNAMENT_QUEUE = "tabletop-tournaments"  # batches of whole games, apart from live bots
-# Registered bots' turns: tasks that mostly wait on a bot's webhook, served by a gevent pool
-# (``-P gevent -c 200``): hundreds of games wait at once in one process, none holds a thread.
-REMOTE_QUEUE = "tabletop-remote"
+# Registered bots' turns: not Celery tasks but ``[game_id, seat, version]`` on a plain Redis
+# list of the broker's, served by ``services/bots/remote_worker.py`` (gevent: hundreds of
+# games wait on their bots at once in one process, none holds a thread). A Celery publish
+# (kombu's message, its bookkeeping) was a third of a game worker's time in a game of
+# webhook bots, and the remote worker's Celery consumer and acks half of its own.
+REMOTE_TURNS = "bots:remote-turns"
 
 # The search queue is ordered by priority, 0 first (``shared/app/searches.py``: a client's n-th
 # search waiting gets priority n): kombu's Redis transport keeps a list per step and its workers
@@ -38,6 +43,7 @@ class CeleryDispatcher:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._app: Celery | None = None
+        self._broker: redis.Redis | None = None
 
     @property
     def app(self) -> Celery:
@@ -70,8 +76,12 @@ class CeleryDispatcher:
         self.app.send_task("bots.hint", args=[dict(request)], queue=SEARCH_QUEUE, priority=priority)
 
     def remote(self, game_id: str, seat: int, version: int) -> None:
-        """Queue ``bots.remote`` (a registered bot's turn) on the remote queue."""
-        self.app.send_task("bots.remote", args=[game_id, seat, version], queue=REMOTE_QUEUE)
+        """Hand a registered bot's turn to the remote workers (``REMOTE_TURNS``): one LPUSH.
+        A turn lost on its way (a worker killed while it waited) is sent again by the
+        bot-stall sweep (``handlers.fire_due_deadlines``), as a lost Celery task was."""
+        if self._broker is None:
+            self._broker = redis.Redis.from_url(self._settings.celery_broker_url)
+        self._broker.lpush(REMOTE_TURNS, json.dumps([game_id, seat, version]))
 
     def finalize(self, game_id: str) -> None:
         """Queue ``scoring.finalize``."""

@@ -319,29 +319,32 @@ class Supervisor:
 
 
 def http_readiness(url: str, timeout: float = 1.0) -> Callable[[], str | None]:
-    """A ``readiness`` asking ``url`` (a gateway's ``/readyz``): None on a 200, else one line
-    of why not (the status and the body's ``missing``, or the connection's error)."""
-    import http.client
-    import json
-    import urllib.error
-    import urllib.request
-
-    # No proxy from the environment: the gateway is on this machine.
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    """A ``readiness`` asking ``url`` (a gateway's ``/readyz``) through the bot kit's client:
+    None on a 200, else one line of why not (the status and the body's ``missing``, or the
+    connection's error)."""
+    api, sep, rest = url.rpartition("/readyz")
+    if not sep or rest:
+        raise ValueError(f"{url!r} is not a gateway's /readyz URL")
 
     def ask() -> str | None:
+        # Imported here: only `tabletop run` waits on a gateway, and httpx is no light import.
+        import httpx
+        from tabletop_client import Client, ProblemError, TabletopError, TransportError
+
         try:
-            with opener.open(url, timeout=timeout) as answer:
-                return None if answer.status == 200 else f"{answer.status}"
-        except urllib.error.HTTPError as exc:  # 503 with the reasons in its body
-            try:
-                missing = json.loads(exc.read()).get("missing") or []
-            except (ValueError, AttributeError, OSError):
-                missing = []
-            return f"{exc.code}: {'; '.join(map(str, missing)) or exc.reason}"
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # not up yet
-            reason = getattr(exc, "reason", exc)
-            return f"no answer from {url}: {reason}"
+            # A transport of its own: no proxy from the environment (the gateway is on this
+            # machine), which httpx would otherwise route the probe through.
+            with Client(api, timeout=timeout, transport=httpx.HTTPTransport()) as client:
+                client.readiness()
+            return None
+        except ProblemError as exc:  # 503 with the reasons in its body
+            missing = exc.body.get("missing")
+            reasons = "; ".join(map(str, missing)) if isinstance(missing, list) else ""
+            return f"{exc.status}: {reasons or exc.title}"
+        except TransportError as exc:  # not up yet
+            return f"no answer from {url}: {exc.reason}"
+        except TabletopError as exc:  # a 200 that is no JSON object: something else listens
+            return f"no readiness report from {url}: {exc}"
 
     return ask
 
@@ -356,10 +359,10 @@ CELERY_QUEUES: tuple[tuple[str, str, int | None], ...] = (
     ("tabletop", "bots", 2),
     ("tabletop-search", "search", None),
     ("tabletop-tournaments", "tournaments", None),
-    # Registered bots' turns wait on webhooks: greenlets, 200 at once in one process.
-    ("tabletop-remote", "remote", 200),
 )
-CELERY_POOLS = {"tabletop-remote": "gevent"}  # queue -> pool (else Celery's prefork)
+# Registered bots' turns wait on webhooks: greenlets, 200 at once in one process, taken from a
+# plain Redis list rather than a Celery queue (``services/bots/remote_worker.py``).
+REMOTE_WORKER = ("-m", "services.bots.remote_worker", "--concurrency", "200")
 
 
 def stack_specs(
@@ -375,7 +378,7 @@ def stack_specs(
     metrics_root: str | None = None,
 ) -> list[ChildSpec]:
     """The children of ``tabletop run`` (Redis aside): gunicorn, ``workers`` stream consumers
-    per game type, and a Celery worker per queue. ``stack_id`` (the supervisor's pid) keeps
+    per game type, a Celery worker per queue and the remote bots' worker. ``stack_id`` (the supervisor's pid) keeps
     consumer and node names apart from another stack's on the same Redis. With
     ``metrics_root``, each process type writes its metrics to a directory below it and the
     gateway's /metrics sums them all (``metrics_env``)."""
@@ -426,8 +429,6 @@ def stack_specs(
     for queue, node, concurrency in CELERY_QUEUES:
         argv = [python, "-m", "celery", "-A", "services.bots.worker", "worker", "-Q", queue]
         argv += ["--concurrency", str(concurrency or os.cpu_count() or 2)]
-        if queue in CELERY_POOLS:
-            argv += ["-P", CELERY_POOLS[queue]]
         argv += ["--loglevel", "WARNING", "-n", f"{node}-{stack_id}@%h"]
         celery_env = dict(env)
         if celery_root is not None:
@@ -435,4 +436,5 @@ def stack_specs(
             # them; the gateway reads every one below celery_root.
             celery_env["TABLETOP_CELERY_METRICS_DIR"] = os.path.join(celery_root, node)
         specs.append(command(f"celery-{node}", argv, celery_env, BACKGROUND))
+    specs.append(command("remote-bots", [python, *REMOTE_WORKER], dict(env), BACKGROUND))
     return specs

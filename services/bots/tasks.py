@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 # quick bots, or SEARCH_CHUNK of search bots (``tournaments.chunks``).
 TIME_LIMITS = {
     "bots.move": 120,
-    "bots.remote": 60,  # a webhook's budget_ms is at most 10 s
     "bots.hint": 60,  # at most 2 s of search (``SUGGESTION_MAX_BUDGET_MS``), or 1000 iterations
     "scoring.finalize": 60,
     "tournaments.launch": 60,
@@ -80,8 +79,9 @@ def bot_outcome(result: str) -> str:
 
 
 def remote_move(game_id: str, seat: int, version: int) -> str:
-    """A registered bot's turn (``remote.play_remote_move``): on the remote queue's gevent
-    pool, where waiting on the bot's webhook costs a greenlet, not a process."""
+    """A registered bot's turn (``remote.play_remote_move``): no Celery task, a greenlet of
+    ``services/bots/remote_worker.py``, where waiting on the bot's webhook costs a greenlet,
+    not a process."""
     with logs.context(game_id=game_id, seat=seat, version=version):
         result = remote.play_remote_move(_application(), game_id, seat, version)
         log.info("registered bot %s", result)
@@ -128,7 +128,6 @@ def register(app: Celery) -> None:
 
     for name, fn in (
         ("bots.move", move),
-        ("bots.remote", remote_move),
         ("bots.hint", hint),
         ("scoring.finalize", finalize),
         ("tournaments.launch", launch_task),

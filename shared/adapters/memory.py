@@ -25,6 +25,7 @@ from shared.app.ports import (
     Ports,
     RegisteredBot,
     TournamentEntry,
+    TurnReads,
     bot_stats_doc,
     no_batch,
 )
@@ -549,9 +550,18 @@ class MemoryIdempotency:
 
 
 class MemoryBotRegistry:
-    """``BotRegistry`` in dicts; its secret is ``secret`` or one made per instance."""
+    """``BotRegistry`` in dicts; its secret is ``secret`` or one made per instance. A turn's
+    reads (``turn_reads``) look in ``read_models`` and ``bus``, the ports' own."""
 
-    def __init__(self, secret: str = "") -> None:
+    def __init__(
+        self,
+        secret: str = "",
+        *,
+        read_models: MemoryReadModels | None = None,
+        bus: MemoryCommandBus | None = None,
+    ) -> None:
+        self._read_models = read_models or MemoryReadModels()
+        self._bus = bus or MemoryCommandBus()
         self._secret = secret or secrets.token_hex(32)
         self._lock = threading.Lock()
         self._bots: dict[str, RegisteredBot] = {}
@@ -612,6 +622,14 @@ class MemoryBotRegistry:
         with self._lock:
             found = [b.bot_id for b in self._bots.values() if b.key_sha256 == key_sha256]
         return found[0] if found else None
+
+    def turn_reads(self, game_id: str, seat: int, command_id: str, bot_id: str | None) -> TurnReads:
+        """See ``BotRegistry.turn_reads``."""
+        return TurnReads(
+            self._read_models.read(game_id, seat),
+            self._bus.was_sent(game_id, command_id),
+            self.get(bot_id) if bot_id is not None else None,
+        )
 
 
 class MemoryConnectedTurns:
@@ -737,11 +755,12 @@ def memory_ports(
     *, dispatcher: Any = None, clock: Any = None, shards: int = 1, bot_secret: str = ""
 ) -> Ports:
     """Every port in memory (``bot_secret``: what registered bots' keys derive from)."""
+    read_models, bus = MemoryReadModels(), MemoryCommandBus()
     return Ports(
         store=MemoryEventStore(),
         directory=MemoryDirectory(),
-        read_models=MemoryReadModels(),
-        bus=MemoryCommandBus(),
+        read_models=read_models,
+        bus=bus,
         notifier=MemoryNotifier(),
         clock=clock or SystemClock(),
         dispatcher=dispatcher or NullDispatcher(),
@@ -749,7 +768,7 @@ def memory_ports(
         ratings=MemoryRatings(),
         idempotency=MemoryIdempotency(),
         searches=MemorySearchShares(),
-        bots=MemoryBotRegistry(bot_secret),
+        bots=MemoryBotRegistry(bot_secret, read_models=read_models, bus=bus),
         webhooks=HttpWebhooks(),
         turns=MemoryConnectedTurns(),
         batch=no_batch,

@@ -44,6 +44,7 @@ from shared.app.ports import (
     Ports,
     RegisteredBot,
     TournamentEntry,
+    TurnReads,
     bot_stats_doc,
 )
 from shared.config import DEFAULT_REJECTED_TTL
@@ -940,12 +941,7 @@ class RedisBotRegistry:
 
     def get(self, bot_id: str) -> RegisteredBot | None:
         """See ``BotRegistry.get``."""
-        doc, retired = self._r.hmget(keys.bot(bot_id), ["doc", "retired"])
-        if doc is None:
-            return None
-        fields = json.loads(doc)
-        fields["games"] = tuple(fields["games"])
-        return RegisteredBot(**fields, retired=_text(retired) == "1")
+        return _registered_bot(*self._r.hmget(keys.bot(bot_id), ["doc", "retired"]))
 
     def list_ids(self, *, offset: int = 0, limit: int = 100) -> list[str]:
         """See ``BotRegistry.list_ids``."""
@@ -984,6 +980,26 @@ class RedisBotRegistry:
         """See ``BotRegistry.by_key``."""
         found = self._r.hget(keys.BOT_KEYS, key_sha256)
         return None if found is None else _text(found)
+
+    def turn_reads(self, game_id: str, seat: int, command_id: str, bot_id: str | None) -> TurnReads:
+        """See ``BotRegistry.turn_reads``: one pipeline (on a cluster, split by node)."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.get(keys.view(game_id, seat))
+        pipe.exists(keys.bot_submitted(game_id, command_id))
+        if bot_id is not None:
+            pipe.hmget(keys.bot(bot_id), ["doc", "retired"])
+        found = pipe.execute()
+        bot = _registered_bot(*found[2]) if bot_id is not None else None
+        return TurnReads(cast("bytes | None", found[0]), bool(found[1]), bot)
+
+
+def _registered_bot(doc: Any, retired: Any) -> RegisteredBot | None:
+    """A bot from its hash's ``doc`` and ``retired`` (None without a doc)."""
+    if doc is None:
+        return None
+    fields = json.loads(doc)
+    fields["games"] = tuple(fields["games"])
+    return RegisteredBot(**fields, retired=retired is not None and _text(retired) == "1")
 
 
 # Redis's clock in milliseconds, put before the scripts that read it (every gateway and worker

@@ -11,6 +11,7 @@ the sockets are gevent's, so many bots are waited on at once in one process.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 import ssl
@@ -117,7 +118,7 @@ class HttpWebhooks:
         try:
             if scheme == "https":
                 sock.settimeout(_left(deadline))
-                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+                sock = _tls().wrap_socket(sock, server_hostname=host)
             head = [f"POST {path} HTTP/1.1", f"Host: {_host_header(host, port, scheme)}",
                     f"Content-Length: {len(body)}", "Connection: close",
                     "User-Agent: tabletop-bots"]  # fmt: skip
@@ -134,6 +135,13 @@ class HttpWebhooks:
         finally:
             sock.close()
         return answer(status, data, None)
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    # Made once per process: a default context loads the system's CA certificates, far more
+    # work than a turn's handshake should add.
+    return ssl.create_default_context()
 
 
 def _address_or_self(text: str) -> str:
@@ -154,14 +162,27 @@ def _left(deadline: float) -> float:
 
 
 def _connect(addresses: list[str], port: int, deadline: float) -> socket.socket:
-    """A connection to the first of ``addresses`` that answers before ``deadline``."""
+    """A connection to the first of ``addresses`` (literal addresses, checked against the
+    allow-list) that answers before ``deadline``.
+
+    The socket is opened on the address itself rather than by ``socket.create_connection``,
+    which resolves even a literal address again with ``getaddrinfo``: under gevent that goes
+    through its thread pool on every turn. Connecting to the literal also means nothing but
+    the checked address can be reached."""
     last: OSError = OSError("no address")
     for address in addresses:
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
         try:
-            return socket.create_connection((address, port), timeout=_left(deadline))
+            sock.settimeout(_left(deadline))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.connect((address, port))
+            return sock
         except TimeoutError:
+            sock.close()
             raise
         except OSError as exc:
+            sock.close()
             last = exc
     raise last
 

@@ -373,6 +373,17 @@ class RegisteredBot:
     retired: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class TurnReads:
+    """What a registered bot's turn starts from (``BotRegistry.turn_reads``): the seat's view
+    as stored (None: no such game), whether the bot's command was sent already
+    (``CommandBus.was_sent``), and the bot (None: no such bot, or none was asked for)."""
+
+    view: bytes | None
+    sent: bool
+    bot: RegisteredBot | None
+
+
 class BotRegistry(Protocol):
     """Registered bots, their decisions' statistics, and the server secret their keys are
     derived from."""
@@ -411,6 +422,12 @@ class BotRegistry(Protocol):
     def by_key(self, key_sha256: str) -> str | None:
         """The id of the bot whose key hashes to ``key_sha256`` (a connected bot names
         itself by its key alone), or None."""
+        ...
+
+    def turn_reads(self, game_id: str, seat: int, command_id: str, bot_id: str | None) -> TurnReads:
+        """``ReadModels.read(game_id, seat)``, ``CommandBus.was_sent(game_id, command_id)``
+        and ``get(bot_id)`` (unless None) together: one round trip on Redis, since a turn
+        waits on each of them before its bot is sent anything."""
         ...
 
 

@@ -28,7 +28,9 @@ import hmac
 import json
 import logging
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +39,7 @@ from shared.app import bots, fairness, names
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.match import Seat
+from shared.app.messages import CommandMessage
 from shared.app.ports import RegisteredBot
 from shared.events import canonical_json
 from shared.games import errors as rules
@@ -286,10 +289,38 @@ def answer_command(
     except ValueError:
         return None
     command = doc.get("command") if isinstance(doc, dict) else None
+    listed = listed_command(view, seat, command)
+    if listed is not None:
+        return listed
     try:
         return check_command(app, game_id, seat, view, command)
     except GameError:
         return None
+
+
+def listed_command(view: Mapping[str, Any], seat: int, command: Any) -> dict[str, Any] | None:
+    """``command`` as the engine spells it when ``view`` lists it among the seat's legal
+    commands, the seat alone being to act in a game whose ``legal_commands`` list every
+    command: the view's version fixes the state, and that list is the engine's own for it,
+    so the game need not be loaded to check it (the command is submitted pinned to that
+    version: if the game moved on since, the worker refuses it). None when the list cannot
+    tell (the full check, ``check_command``, decides)."""
+    if not isinstance(command, dict) or view.get("to_act") != [seat]:
+        return None
+    engine = games.get(str(view["game"]))
+    if not engine.TRAITS.lists_all_commands:
+        return None
+    try:
+        spelled: dict[str, Any] = engine.command_to_json(engine.parse_command(command))
+    except (GameError, ValueError, TypeError, KeyError):
+        return None
+    # Compared as canonical JSON: the view went through JSON (a tuple came back a list), and
+    # a template (a fairness contribution's client seed) is no command to match.
+    wanted = canonical_json(spelled)
+    for listed in view.get("legal_commands") or ():
+        if "template" not in listed.values() and canonical_json(listed) == wanted:
+            return spelled
+    return None
 
 
 def check_command(
@@ -328,15 +359,23 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     game is over, a webhook bot is told so instead (``game_over``, best effort)."""
     from shared.app import handlers
 
-    raw = app.ports.read_models.read(game_id, seat)
-    if raw is None:
+    # The view, the sent mark and the bot in one round trip: the bot's id is the one this
+    # process met at this seat before (checked against the view below; a miss reads again).
+    guess = _SEAT_BOTS.get(game_id, seat)
+    asked = f"{handlers.BOT_COMMAND_PREFIX}{seat}-{version}"
+    reads = app.ports.bots.turn_reads(game_id, seat, asked, guess)
+    if reads.view is None:
         return "no such game"
-    view: dict[str, Any] = json.loads(raw)
+    view: dict[str, Any] = json.loads(reads.view)
     spec = handlers.bot_spec(view, seat)
     if spec.get("bot") != REGISTERED:
         return "not a registered bot"
+    bot_id = str(spec["bot_id"])
+    bot = reads.bot if guess == bot_id else app.ports.bots.get(bot_id)
     if view.get("outcome"):
-        return notify_game_over(app, game_id, seat, view, spec)
+        _SEAT_BOTS.forget(game_id, seat)
+        return notify_game_over(app, game_id, seat, view, spec, bot)
+    _SEAT_BOTS.put(game_id, seat, bot_id)
     if seat not in view["to_act"]:
         return "stale"
     simultaneous = len(view["to_act"]) > 1
@@ -344,9 +383,8 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
         return "stale"
     version = int(view["version"])
     cid = f"{handlers.BOT_COMMAND_PREFIX}{seat}-{version}"
-    if app.ports.bus.was_sent(game_id, cid):
+    if reads.sent if cid == asked else app.ports.bus.was_sent(game_id, cid):
         return cid
-    bot = app.ports.bots.get(str(spec["bot_id"]))
     turn = turn_id(game_id, seat, version)
     body = turn_body(turn=turn, spec=spec, game_id=game_id, seat=seat, view=view)
     command: dict[str, Any] | None = None
@@ -379,7 +417,47 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     }
     if bot is not None:
         app.ports.bots.record(bot.bot_id, int(latency), failure)
-    return handlers.submit_bot_command(app, view, seat, version, command, cid)
+    # Not ``handlers.submit_bot_command``: its sent check was this turn's first read, and a
+    # wake repeated meanwhile that sends it too is applied once by the store (same id).
+    message = CommandMessage(
+        command_id=cid,
+        game_id=game_id,
+        seat=seat,
+        body=command,
+        expected_version=None if simultaneous else version,
+    )
+    handlers.submit_command(app, message, str(view["game"]))
+    app.ports.bus.send_once(game_id, cid, handlers.BOT_SUBMIT_TTL)
+    return cid
+
+
+class _SeatBots:
+    """The registered bot's id at each (game, seat) this process served: a seat's bot is
+    fixed at the game's creation, so a turn can read its bot with its view. Only a guess
+    (checked against the view), bounded, least recently used out first."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._size = size
+        self._ids: OrderedDict[tuple[str, int], str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, game_id: str, seat: int) -> str | None:
+        with self._lock:
+            return self._ids.get((game_id, seat))
+
+    def put(self, game_id: str, seat: int, bot_id: str) -> None:
+        with self._lock:
+            self._ids[(game_id, seat)] = bot_id
+            self._ids.move_to_end((game_id, seat))
+            while len(self._ids) > self._size:
+                self._ids.popitem(last=False)
+
+    def forget(self, game_id: str, seat: int) -> None:
+        with self._lock:
+            self._ids.pop((game_id, seat), None)
+
+
+_SEAT_BOTS = _SeatBots()
 
 
 def connected_turn(
@@ -472,11 +550,18 @@ def answer_turn(app: App, key: str | None, turn: str, command: Any) -> dict[str,
 
 
 def notify_game_over(
-    app: App, game_id: str, seat: int, view: Mapping[str, Any], spec: Mapping[str, Any]
+    app: App,
+    game_id: str,
+    seat: int,
+    view: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    bot: RegisteredBot | None = None,
 ) -> str:
     """Tell a webhook bot its game is over (once; its answer is ignored), or a connected
-    bot, on its stream (best effort: a bot not connected then does not hear of it)."""
-    bot = app.ports.bots.get(str(spec["bot_id"]))
+    bot, on its stream (best effort: a bot not connected then does not hear of it). ``bot``:
+    the seat's bot when read already."""
+    if bot is None:
+        bot = app.ports.bots.get(str(spec["bot_id"]))
     webhook = bot is not None and bot.transport == WEBHOOK and bot.url is not None
     connected = bot is not None and bot.transport == CONNECTED
     if bot is None or not (webhook or connected):

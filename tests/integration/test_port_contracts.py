@@ -432,6 +432,28 @@ def test_bot_registry_finds_a_bot_by_its_keys_hash(ports: Ports) -> None:
     assert ports.bots.by_key("cd" * 32) == "k1" and ports.bots.by_key("ef" * 32) is None
 
 
+def test_bot_registry_reads_a_turns_view_sent_mark_and_bot_together(ports: Ports) -> None:
+    """``turn_reads`` answers what ``ReadModels.read``, ``CommandBus.was_sent`` and
+    ``BotRegistry.get`` answer one by one (a turn's reads in one round trip)."""
+    from shared.app.ports import RegisteredBot, TurnReads
+
+    bot = RegisteredBot(bot_id="t1", name="t", games=("fox",), transport="webhook",
+                        url="http://127.0.0.1:1/", budget_ms=500, on_failure="random",
+                        key_sha256="12" * 32, created_at="2026-01-01T00:00:00.000Z")  # fmt: skip
+    reads = ports.bots.turn_reads
+    assert reads("g1", 1, "bot-1-4", "t1") == TurnReads(None, False, None)
+    ports.read_models.write("g1", ['{"seat":0}', '{"seat":1}'], '{"seat":null}')
+    ports.bots.add(bot, 1.0)
+    assert reads("g1", 1, "bot-1-4", "t1") == TurnReads(b'{"seat":1}', False, bot)
+    assert ports.bus.send_once("g1", "bot-1-4", 60)
+    assert reads("g1", 1, "bot-1-4", None) == TurnReads(b'{"seat":1}', True, None)
+    assert reads("g1", 0, "bot-0-4", "nope") == TurnReads(b'{"seat":0}', False, None)
+    ports.bots.retire("t1")
+    assert reads("g1", 1, "bot-1-5", "t1") == TurnReads(
+        b'{"seat":1}', False, replace(bot, retired=True)
+    )
+
+
 def test_connected_turns_are_issued_once_answered_once_and_close_at_their_deadline(
     ports: Ports,
 ) -> None:

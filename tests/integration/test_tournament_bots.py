@@ -21,7 +21,7 @@ from shared.bootstrap import bootstrap
 from shared.config import Settings
 from tests.integration.api import bearer, problem
 from tests.integration.conftest import AUDITOR, ORGANIZER, Stack, consuming
-from tests.integration.test_webhook_bots import first_legal, hooks, register
+from tests.integration.test_webhook_bots import first_legal, hooks, register, remote_worker
 
 __all__ = ["hooks"]  # the fixture, used by name
 
@@ -86,14 +86,15 @@ def test_a_round_robin_of_a_webhook_bot_and_random_runs_live_through_celery(
     log = tmp_path / "celery.log"
     with log.open("wb") as out:
         # One gevent worker serves every queue: the tournament's batch, the random bot's
-        # moves, the webhook bot's turns and each game's scoring.
+        # moves and each game's scoring; the remote worker the webhook bot's turns.
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "services.bots.worker", "worker",
-             "-Q", "tabletop,tabletop-remote,tabletop-tournaments", "-P", "gevent",
+             "-Q", "tabletop,tabletop-tournaments", "-P", "gevent",
              "--concurrency", "50", "--loglevel", "WARNING", "--without-mingle",
              "--without-gossip"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        remote = remote_worker(env, out)
     try:
         with consuming(worker_client, worker_app, name="tournament-bots"):
             bot = gateway.post("/v1/bots", json={"name": "hookbot", "games": ["fox"],
@@ -111,7 +112,9 @@ def test_a_round_robin_of_a_webhook_bot_and_random_runs_live_through_celery(
             doc = wait_finished(gateway, tid, proc, log)
     finally:
         proc.terminate()
+        remote.terminate()
         proc.wait(30)
+        remote.wait(30)
         worker_client.close()
     assert doc["progress"] == {"done": 6, "total": 6} and doc["rated_games"] == 6
     rows = {r["name"]: r for r in doc["standings"]}

@@ -158,6 +158,35 @@ def test_the_allow_list_refuses_and_nothing_is_sent(hooks: Any, url: str) -> Non
     assert sender.refusal(hook.url) is None
 
 
+def test_a_turn_connects_to_the_checked_address_without_resolving_it_again(
+    hooks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The socket is opened on the literal address the allow-list check gave: no
+    ``getaddrinfo`` per turn (under gevent it goes through a thread pool), and a listed name
+    is still checked at every turn (re-pointed outside the list, nothing is sent)."""
+    hook = hooks(lambda h, _: reply(h, 200, b'{"command": {"type": "pass"}}'))
+    names = {"bots.example": ["127.0.0.1"]}
+    sender = HttpWebhooks(["127.0.0.1", "bots.example"], lambda host, _: names.get(host, []))
+    looked_up: list[Any] = []
+
+    def no_lookup(*args: Any, **kwargs: Any) -> Any:
+        looked_up.append(args)
+        raise OSError("getaddrinfo called")
+
+    monkeypatch.setattr("socket.getaddrinfo", no_lookup)
+    for url in (hook.url, hook.url.replace("127.0.0.1", "bots.example")):
+        answer = sender.post(url, TURN, {}, 5)
+        assert (answer.status, answer.failure) == (200, None), answer
+    assert looked_up == []
+    assert [h["Host"] for _, h in hook.got] == [
+        f"127.0.0.1:{hook.port}",
+        f"bots.example:{hook.port}",
+    ]
+    names["bots.example"] = ["169.254.169.254"]  # rebound outside the list since
+    refused = sender.post(hook.url.replace("127.0.0.1", "bots.example"), TURN, {}, 5)
+    assert refused.failure == "error" and len(hook.got) == 2
+
+
 def register(stack: Stack, **body: Any) -> Any:
     doc = {"name": "hookbot", "games": ["fox"], "transport": "webhook", **body}
     return stack.http.post("/v1/bots", json=doc)
@@ -243,11 +272,18 @@ def test_a_webhook_bot_plays_a_whole_fox_game_seeing_only_its_seat(
     assert stats["decisions"] == turns and stats["fallbacks"] == 0
 
 
+def remote_worker(env: dict[str, str], out: Any, concurrency: int = 50) -> subprocess.Popen[bytes]:
+    """The remote bots' worker (``services/bots/remote_worker.py``) as the stack runs it."""
+    argv = [sys.executable, "-m", "services.bots.remote_worker", "--concurrency", str(concurrency)]
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
 def test_on_a_gevent_pool_a_bot_that_hangs_stalls_no_game(
     redis_url: str, redis_client: redis.Redis, hooks: Any, tmp_path: Path
 ) -> None:
-    """Webhook bots on a real Celery worker (``-P gevent``): a bot that never answers plays
-    each turn by its fallback once its budget is out, and a quick one's games run beside it."""
+    """Webhook bots on the real remote worker (greenlets, turns handed over on a Redis list
+    by the dispatcher, no Celery): a bot that never answers plays each turn by its fallback
+    once its budget is out, and a quick one's games run beside it."""
     release = threading.Event()
 
     def never(h: BaseHTTPRequestHandler, doc: dict[str, Any]) -> None:
@@ -265,14 +301,9 @@ def test_on_a_gevent_pool_a_bot_that_hangs_stalls_no_game(
                          dispatcher=CeleryDispatcher(settings)).test_client()  # fmt: skip
     env = {**os.environ, "REDIS_URL": redis_url, "TABLETOP_SHARDS": "1",
            "TABLETOP_CELERY_METRICS_DIR": str(tmp_path / "metrics")}  # fmt: skip
-    log = tmp_path / "celery.log"
+    log = tmp_path / "remote.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "services.bots.worker", "worker",
-             "-Q", "tabletop-remote", "-P", "gevent", "--concurrency", "50",
-             "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        proc = remote_worker(env, out)
     try:
         with consuming(worker_client, worker_app, name="gevent-test"):
             hanging = gateway.post("/v1/bots", json={"name": "hangs", "games": ["fox"],

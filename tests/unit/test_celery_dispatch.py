@@ -34,3 +34,23 @@ def test_a_search_bot_move_goes_to_the_search_queue() -> None:
         assert queue == (SEARCH_QUEUE if args[1] == 0 else QUEUE), args
         seen.add(queue)
     assert seen == {SEARCH_QUEUE, QUEUE}
+
+
+def test_a_registered_bots_turn_is_handed_over_on_the_remote_list_not_as_a_task() -> None:
+    """``remote`` LPUSHes ``[game_id, seat, version]`` on ``REMOTE_TURNS`` (what the remote
+    bots' worker takes, oldest first); nothing goes through Celery."""
+    import json
+
+    import fakeredis
+
+    from services.celery_client import REMOTE_TURNS
+
+    dispatcher = CeleryDispatcher(Settings())
+    celery = Recording()
+    dispatcher._app = celery  # type: ignore[assignment]
+    dispatcher._broker = fakeredis.FakeRedis()
+    dispatcher.remote("g1", 0, 3)
+    dispatcher.remote("g2", 1, 7)
+    assert celery.sent == []
+    taken = dispatcher._broker.rpop(REMOTE_TURNS, 5)
+    assert [json.loads(t) for t in taken] == [["g1", 0, 3], ["g2", 1, 7]]  # type: ignore[union-attr]

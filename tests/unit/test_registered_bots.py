@@ -268,3 +268,61 @@ def test_the_key_is_shown_once_stored_as_a_hash_and_retires_its_bot_alone() -> N
     with pytest.raises(Exception) as retired:
         handlers.create_game(app, "fox", [{"bot_id": bot["id"]}, {"name": "a"}])
     assert "seats[0].bot_id" in retired.value.errors  # type: ignore[attr-defined]
+
+
+def test_a_turn_reads_together_and_takes_a_listed_answer_without_loading_the_game(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A webhook turn reads the view, the sent mark and the bot in one ``turn_reads`` (the
+    bot's id is remembered per seat: only a game's first turn looks the bot up alone), and a
+    listed answer is checked against the view's ``legal_commands``, not by loading the game;
+    an unlisted one still gets the full check (an illegal answer is refused as before)."""
+    app, hooks = app_with(first_legal)
+    bot = register(app)
+    counts: dict[str, int] = {}
+    inside = [False]
+
+    def counting(name: str, fn: Callable[..., Any], pause: bool = False) -> Callable[..., Any]:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if inside[0]:
+                counts[name] = counts.get(name, 0) + 1
+            was, inside[0] = inside[0], inside[0] and not pause
+            try:  # paused: what the batched read does inside, what the scripted hook reads
+                return fn(*args, **kwargs)
+            finally:
+                inside[0] = was
+
+        return wrapped
+
+    p = app.ports
+    monkeypatch.setattr(p.read_models, "read", counting("read", p.read_models.read))
+    monkeypatch.setattr(p.bus, "was_sent", counting("was_sent", p.bus.was_sent))
+    monkeypatch.setattr(p.bots, "get", counting("get", p.bots.get))
+    monkeypatch.setattr(App, "load", counting("load", App.load))
+    if hasattr(p.bots, "turn_reads"):
+        monkeypatch.setattr(p.bots, "turn_reads", counting("turn_reads", p.bots.turn_reads, True))
+    monkeypatch.setattr(hooks, "post", counting("post", hooks.post, True))
+    turn = remote.play_remote_move
+
+    def play(*args: Any) -> str:
+        inside[0] = True
+        try:
+            return turn(*args)
+        finally:
+            inside[0] = False
+
+    monkeypatch.setattr(remote, "play_remote_move", play)
+    gid = play_fox(app, bot["id"])
+    turns = sum(json.loads(s[1])["type"] == "turn" for s in hooks.sent)
+    assert turns > 1 and queries.view(app, gid, None)["outcome"] is not None  # type: ignore[index]
+    assert counts.get("load", 0) == 0, counts
+    assert counts.get("read", 0) + counts.get("was_sent", 0) + counts.get("get", 0) <= 1, counts
+    assert counts.get("turn_reads", 0) == turns + 1  # and the game-over notice's
+    assert remote.show_bot(app, bot["id"])["stats"]["fallbacks"] == 0
+
+    hooks.answer = failing("illegal")
+    counts.clear()
+    gid = play_fox(app, bot["id"])
+    assert counts.get("load", 0) > 0  # the full check of an unlisted answer
+    moves = registered_moves(log_of(app, gid))
+    assert moves and all(m["command"]["bot_turn"]["failure"] == "illegal" for m in moves)

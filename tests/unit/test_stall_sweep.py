@@ -3,12 +3,14 @@ the bot is woken again; the bot's "sent once" mark never stands for a command no
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import handlers, queries
+from shared.app import handlers, queries, remote
 from shared.app.context import App
 from shared.app.messages import CommandMessage
+from shared.app.ports import WebhookAnswer
 from shared.bootstrap import bootstrap
 from shared.config import Settings
 
@@ -26,6 +28,11 @@ class LosingDispatcher:
         self.woken.append((game_id, seat, version))
         if not self.lose and self.app is not None:
             handlers.play_bot_move(self.app, game_id, seat, version)
+
+    def remote(self, game_id: str, seat: int, version: int) -> None:
+        self.woken.append((game_id, seat, version))
+        if not self.lose and self.app is not None:
+            remote.play_remote_move(self.app, game_id, seat, version)
 
     def finalize(self, game_id: str) -> None:
         pass
@@ -117,3 +124,36 @@ def test_the_sent_mark_comes_after_the_submit() -> None:
     order.clear()
     handlers.play_bot_move(app, gid, 0, doc["version"])  # a repeated wake sends nothing
     assert order == []
+
+
+def test_a_registered_bots_turn_lost_on_its_way_is_sent_again_by_the_sweep() -> None:
+    """A webhook bot's turn handed to the remote workers and lost there (taken from their
+    list by a worker killed before it asked the bot) is sent again by the same sweep."""
+    app, moment, dispatcher = setup()
+    asked: list[int] = []
+
+    class Hook:
+        def refusal(self, url: str) -> str | None:
+            return None
+
+        def post(self, url: str, body: bytes, headers: Any, timeout_s: float) -> WebhookAnswer:
+            doc = json.loads(body)
+            if doc["type"] != "turn":
+                return WebhookAnswer(200, b"", None, 1)
+            asked.append(doc["version"])
+            command = {"command": doc["legal_commands"][0]}
+            return WebhookAnswer(200, json.dumps(command).encode(), None, 1)
+
+    app.ports.webhooks = Hook()
+    bot = remote.register_bot(app, {"name": "hook", "games": ["fox"], "transport": "webhook",
+                                    "url": "http://127.0.0.1:9/"})  # fmt: skip
+    seats = [{"bot_id": bot["id"]}, {"bot_id": bot["id"]}]
+    gid = handlers.create_game(app, "fox", seats).game_id
+    stuck = version(app, gid)
+    assert dispatcher.woken and asked == []  # handed over, and lost
+    moment.advance(handlers.BOT_STALL_S + 1)
+    dispatcher.lose = False
+    woken = handlers.fire_due_deadlines(app)
+    assert woken and all(w.startswith(f"wake:{gid}:") for w in woken)
+    drain(app, "fox")
+    assert asked[0] == stuck and version(app, gid) > stuck  # asked again, and it moved

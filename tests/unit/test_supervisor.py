@@ -251,7 +251,11 @@ def test_the_stack_runs_n_workers_per_game_type_with_names_of_their_own(
         for c in consumers
     )
     queues = [argv[argv.index("-Q") + 1] for argv, _ in started if "-Q" in argv]
-    assert queues == ["tabletop", "tabletop-search", "tabletop-tournaments", "tabletop-remote"]
+    assert queues == ["tabletop", "tabletop-search", "tabletop-tournaments"]
+    # Registered bots' turns: their own gevent process on a Redis list, no Celery queue.
+    (remote,) = [argv for argv, _ in started if "services.bots.remote_worker" in argv]
+    assert remote[remote.index("--concurrency") + 1] == "200"
+    assert {s.stage for s in stack if s.name == "remote-bots"} == {sv.BACKGROUND}
 
 
 def test_the_search_workers_are_sized_to_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -281,6 +285,8 @@ def test_the_procfile_runs_what_tabletop_run_runs() -> None:
     assert {q for q, _, _ in sv.CELERY_QUEUES} <= set(re.findall(r"-Q (\S+)", compose))
     for g in games.names():
         assert f"tabletop worker --game {g}" in compose
+    remote = " ".join(sv.REMOTE_WORKER)
+    assert f"python {remote}" in lines["remote_bots"] and f"python {remote}" in compose
 
 
 def test_tabletop_run_takes_workers_and_data_dir_from_flags_or_the_environment(
