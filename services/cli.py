@@ -8,19 +8,13 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from services.cli_args import API_HELP, default_api, parse_bot
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def default_api(env: Mapping[str, str] | None = None) -> str:
-    """The service the client commands talk to unless given ``--api``: ``TABLETOP_API``, else
-    the gateway ``make run`` starts in the same shell (``http://127.0.0.1:$PORT``, 8000)."""
-    env = os.environ if env is None else env
-    api = env.get("TABLETOP_API") or f"http://127.0.0.1:{env.get('PORT') or 8000}"
-    return api.rstrip("/")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,8 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     aud.add_argument(
         "--api",
         default=default_api(),
-        help="the service (default: TABLETOP_API, else http://127.0.0.1:$PORT, PORT "
-        "defaulting to 8000)",
+        help=API_HELP,
     )
     aud.add_argument(
         "--key",
@@ -248,18 +241,6 @@ def run_simulation(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_bot(text: str) -> dict[str, Any]:
-    """``ismcts:iterations=500`` -> ``{"bot": "ismcts", "iterations": 500}``."""
-    name, *settings = text.strip().split(":")
-    spec: dict[str, Any] = {"bot": name}
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep or not value.strip().lstrip("-").isdigit():
-            raise ValueError(f"{item!r} is not KEY=N")
-        spec[key.strip()] = int(value)
-    return spec
-
-
 def run_rebuild(game_ids: Sequence[str], data_dir: str | None = None) -> int:
     """``tabletop rebuild``: projections from events, with progress and a summary line, on the
     stack's Redis (``REDIS_URL``, or the one ``make run`` started on ``data_dir``, by default
@@ -307,13 +288,10 @@ def _stack_redis_url(data: Path) -> str | None:
     if not path.exists():
         return None
     url = path.read_text().strip()
-    import redis
+    # Through shared/: this command reaches Redis only by the application and its adapters.
+    from shared.adapters.redis_health import answers
 
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        return None
-    return url
+    return url if answers(url, timeout=1.0) else None
 
 
 def available_games() -> list[str]:

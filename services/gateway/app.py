@@ -6,7 +6,6 @@ import http
 import logging
 from typing import Any
 
-import redis
 from flask import Flask
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
@@ -27,6 +26,7 @@ from services.gateway import (
 from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception
 from shared import games
 from shared.adapters.redis import REDIS_ERRORS
+from shared.adapters.redis import Client as RedisClient
 from shared.app.context import App
 from shared.app.ports import BotDispatcher
 from shared.bootstrap import DispatcherFactory, bootstrap
@@ -72,7 +72,7 @@ class ProblemApi(Api):
 def create_app(
     settings: Settings | None = None,
     *,
-    client: redis.Redis | None = None,
+    client: RedisClient | None = None,
     dispatcher: BotDispatcher | DispatcherFactory | None = None,
     application: App | None = None,
 ) -> Flask:

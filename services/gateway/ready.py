@@ -2,9 +2,10 @@
 
 Ready when Redis answers and, for every game type, some stream consumer polled within
 ``READY_IDLE_MS``: each consumer records its polls in ``workers:seen:<game>`` (a sorted set by
-wall-clock time, ``shared.adapters.redis_consumer.heartbeat_key``), about once a second. (XINFO
-CONSUMERS' idle time would do on Redis 7.2+, but before it a blocking read that finds nothing
-leaves it unchanged, so a worker on a quiet stream would look dead.) ``/healthz`` stays the
+wall-clock time, ``shared.adapters.redis_consumer.heartbeat_key``), about once a second, read
+through ``shared.adapters.redis_health`` (the gateway imports no redis). (XINFO CONSUMERS'
+idle time would do on Redis 7.2+, but before it a blocking read that finds nothing leaves it
+unchanged, so a worker on a quiet stream would look dead.) ``/healthz`` stays the
 liveness check, so a load balancer can tell "restart me" from "send nothing to me yet".
 """
 
@@ -14,9 +15,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import redis
-
-from shared.adapters.redis_consumer import heartbeat_key
+from shared.adapters.redis_health import RedisUnreachable, worker_polls
 
 READY_IDLE_MS = 10_000
 
@@ -33,20 +32,15 @@ def readiness(
     missing: list[str] = []
     doc: dict[str, Any] = {"redis": "ok", "games": {}, "missing": missing}
     try:
-        client.ping()
-        now = time.time() if now is None else now
-        pipe = client.pipeline(transaction=False)
-        names = list(game_types)
-        for game in names:
-            pipe.zrevrange(heartbeat_key(game), 0, -1, withscores=True)
-        seen = pipe.execute()
-    except redis.RedisError as exc:
+        seen = worker_polls(client, game_types)
+    except RedisUnreachable as exc:
         doc["redis"] = "unreachable"
         missing.append(f"redis: {exc}")
         doc["status"] = "unready"
         return False, doc
-    for game, rows in zip(names, seen, strict=True):
-        ages = [max(0, int((now - score) * 1000)) for _, score in rows]
+    now = time.time() if now is None else now
+    for game, polls in seen.items():
+        ages = [max(0, int((now - polled) * 1000)) for polled in polls]
         fresh = [a for a in ages if a <= max_idle_ms]
         doc["games"][game] = {"workers": len(fresh), "last_seen_ms": min(ages) if ages else None}
         if not ages:

@@ -173,7 +173,7 @@ def test_a_tournament_runs_through_celery_and_its_games_pass_the_audit(base_url:
 
 
 def test_an_sprt_match_stops_at_its_decision_through_celery(base_url: str) -> None:
-    from services import tournament_cli
+    from services import tournament_local
     from shared.tournaments.plan import parse
 
     org = {"Authorization": "Bearer org-e2e"}
@@ -198,8 +198,8 @@ def test_an_sprt_match_stops_at_its_decision_through_celery(base_url: str) -> No
     assert doc["status"] == "finished", doc.get("progress")
     assert doc["sprt"]["result"] == "H1" and doc["progress"]["done"] < 1000
     # The pool's batches finished in any order; the decision is the seed's, as a local run's.
-    local = tournament_cli.play_local(parse(body), jobs=1)
-    assert doc["sprt"] == tournament_cli.local_doc(parse(body), local.tally)["sprt"]
+    local = tournament_local.play_local(parse(body), jobs=1)
+    assert doc["sprt"] == tournament_local.local_doc(parse(body), local.tally)["sprt"]
 
 
 def test_the_live_feed_through_gunicorn_pushes_each_move(base_url: str) -> None:

@@ -235,3 +235,78 @@ def test_checkers_catch_violations() -> None:
     assert service_violations(svc, ["gateway", "worker"]) == [
         "services.gateway.app: services.worker"
     ]
+
+
+# --- entry points thin (issue 27): the gateway and the CLIs reach Redis only through shared/ ---
+
+# The command-line modules of services/: ``tabletop`` and what its subcommands run.
+CLI_MODULES = ("services.cli", "services.cli_args", "services.kit_entrants")
+
+
+def is_cli(module: str) -> bool:
+    """``services.cli`` and its helpers, ``services.<x>_cli`` and ``services.tournament_*``."""
+    top = module.removeprefix("services.")
+    return module in CLI_MODULES or (
+        module.startswith("services.")
+        and "." not in top
+        and (top.endswith("_cli") or top.startswith("tournament_"))
+    )
+
+
+def redis_violations(graph: dict[str, list[str]]) -> list[str]:
+    """Modules of the gateway and the CLIs importing ``redis`` (or any of its modules)."""
+    return [
+        f"{mod}: {imp}"
+        for mod, imps in graph.items()
+        if _within(mod, "services.gateway") or is_cli(mod)
+        for imp in imps
+        if _within(imp, "redis")
+    ]
+
+
+def urllib_client_violations(graph: dict[str, list[str]]) -> list[str]:
+    """Modules of services/ with a ``urllib.request`` client (the bot kit's, on httpx, is the
+    one HTTP client; ``urllib.parse`` is fine)."""
+    return [
+        f"{mod}: {imp}"
+        for mod, imps in graph.items()
+        for imp in imps
+        if _within(imp, "urllib.request")
+        or imp == "urllib"  # ``import urllib`` then ``urllib.request...``
+    ]
+
+
+def test_the_gateway_and_the_clis_import_no_redis() -> None:
+    graph = all_imports("services")
+    assert {"services.cli", "services.audit_cli", "services.tournament_cli"} <= {
+        m for m in graph if is_cli(m)
+    }
+    assert {"services.gateway.app", "services.gateway.ready"} <= set(graph)
+    bad = redis_violations(graph)
+    assert not bad, _report("gateway or CLI modules importing redis (use shared/adapters)", bad)
+
+
+def test_no_urllib_client_in_services() -> None:
+    bad = urllib_client_violations(all_imports("services"))
+    assert not bad, _report("services/ modules with a urllib.request client", bad)
+
+
+def test_the_entry_point_checks_catch_violations() -> None:
+    graph = {
+        "services.gateway.ready": imports_of(
+            "def f():\n    import redis\n", "services.gateway.ready"
+        ),
+        "services.tournament_local": imports_of(
+            "from redis.exceptions import RedisError\n", "services.tournament_local"
+        ),
+        "services.worker.main": ["redis"],  # a worker is an adapter's user: allowed
+        "services.supervisor": imports_of(
+            "import urllib.parse\ndef f():\n    from urllib.request import urlopen\n",
+            "services.supervisor",
+        ),
+    }
+    assert redis_violations(graph) == [
+        "services.gateway.ready: redis",
+        "services.tournament_local: redis.exceptions.RedisError",
+    ]
+    assert urllib_client_violations(graph) == ["services.supervisor: urllib.request.urlopen"]

@@ -247,3 +247,23 @@ def test_tournaments_with_a_key() -> None:
         ("GET", f"{API}/v1/tournaments", "Bearer org"),
         ("DELETE", f"{API}/v1/tournaments/t1", "Bearer org"),
     ]
+
+
+def test_readiness_answers_the_report_and_raises_the_503_with_what_is_missing() -> None:
+    replies = [
+        httpx.Response(503, json={"status": "unready", "missing": ["skye: no worker"]}),
+        httpx.Response(200, json={"status": "ready", "redis": "ok", "missing": []}),
+    ]
+    seen: list[tuple[str, str, str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path, request.headers.get("Authorization")))
+        return replies.pop(0)
+
+    with Client(API, transport=httpx.MockTransport(handler)) as client:
+        with pytest.raises(ProblemError) as caught:
+            client.readiness()
+        assert caught.value.status == 503
+        assert caught.value.body["missing"] == ["skye: no worker"]
+        assert client.readiness()["status"] == "ready"
+    assert seen == [("GET", "/readyz", None)] * 2  # a probe carries no key

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from services import tournament_cli
+from services import tournament_local
 from shared.adapters.memory import FixedClock
 from shared.app import tournaments
 from shared.app.context import App
@@ -155,7 +155,7 @@ def test_a_local_run_equals_the_service(monkeypatch: pytest.MonkeyPatch) -> None
         service = tournaments.tournament_doc(app, tid)
         # The worst order of arrival on two processes: the last batch first.
         monkeypatch.setattr(concurrent.futures, "as_completed", lambda fs: list(fs)[::-1])
-        local = tournament_cli.local_doc(plan, tournament_cli.play_local(plan, jobs=2).tally)
+        local = tournament_local.local_doc(plan, tournament_local.play_local(plan, jobs=2).tally)
         for key in ("status", "progress", "standings", "ratings", "pairwise", "sprt"):
             assert local[key] == service[key], key
 

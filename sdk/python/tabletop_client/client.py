@@ -291,6 +291,12 @@ class Client:
         """``GET /v1/ratings?game=``: the leaderboard of bot specs in that game."""
         return self._doc("GET", "/v1/ratings", params={"game": game})
 
+    def readiness(self) -> dict[str, Any]:
+        """``GET /readyz``: the report of a service ready to play (``status``, ``redis``,
+        ``games``). Not ready, it answers 503: a ``ProblemError`` whose ``body`` is the report,
+        its ``missing`` naming what the service waits for. Sent without a key (a probe)."""
+        return self._doc("GET", "/readyz", token=None)
+
     # --- tournaments (an organizer key; auditors may read) ----------------------------------
 
     def create_tournament(self, body: Mapping[str, Any]) -> dict[str, Any]:

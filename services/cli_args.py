@@ -1,0 +1,34 @@
+"""What ``tabletop`` and its subcommands' modules share on the command line: the service's
+default address and a bot spec's spelling. Its own module so that ``services.cli`` (which adds
+every subcommand) and those modules (``services.tournament_cli``...) import it, not each other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+API_HELP = (
+    "the service (default: TABLETOP_API, else http://127.0.0.1:$PORT, PORT defaulting to 8000)"
+)
+
+
+def default_api(env: Mapping[str, str] | None = None) -> str:
+    """The service the client commands talk to unless given ``--api``: ``TABLETOP_API``, else
+    the gateway ``make run`` starts in the same shell (``http://127.0.0.1:$PORT``, 8000)."""
+    env = os.environ if env is None else env
+    api = env.get("TABLETOP_API") or f"http://127.0.0.1:{env.get('PORT') or 8000}"
+    return api.rstrip("/")
+
+
+def parse_bot(text: str) -> dict[str, Any]:
+    """``ismcts:iterations=500`` -> ``{"bot": "ismcts", "iterations": 500}``."""
+    name, *settings = text.strip().split(":")
+    spec: dict[str, Any] = {"bot": name}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise ValueError(f"{item!r} is not KEY=N")
+        spec[key.strip()] = int(value)
+    return spec
