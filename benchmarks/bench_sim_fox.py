@@ -1,15 +1,21 @@
-"""Fox random play-outs: the fast simulator (``shared.sim.fox``) against today's path.
+"""Fox search speed: the kernel's play-outs and ISMCTS iterations per second.
 
-Today's path is what ISMCTS runs by default: ``ismcts.random_playout(fox, state, rand)``
-(``legal_commands`` -> a uniform command -> ``decide`` -> ``evolve`` per event). For one-hand
-games (``{"target": 1}``) and full matches (default options, to 21), the same ``--games`` start
-states (set up from seeds) are played out by both sides, the k-th with a fresh
-``random.Random(k)``, in rounds interleaved A B A B so that a change in the machine's load hits
-both alike. CPU time (``time.process_time``) per side and round; the generators are seeded
-before the clock starts (a search seeds one generator, not one per play-out). The ratio is the
-simulator's games/s over today's; the median of the rounds is the figure.
+Two measurements, each through names only (``ismcts.default_rollout``, ``ismcts.search``), so
+the same script times any tree (issue 26 ran it on the tree before Fox's kernel, where the
+rollout was the ``shared.sim`` simulator, and after):
 
-Run: ``python benchmarks/bench_sim_fox.py --games 2000 --rounds 5 [--json out.json]``.
+* ``playouts``: the search's rollout for Fox (``ismcts.default_rollout(fox)``: today the
+  kernel's ``SEARCH.playout_rollout``) from ``--games`` start states of one hand
+  (``{"target": 1}``) and a quarter as many matches to 21, the k-th with ``random.Random(k)``;
+  and, interleaved A B A B with it, ``ismcts.random_playout`` (the generic play-out, on the
+  kernel where there is one). CPU time per side and round; the ratio is the rollout's games/s
+  over the generic one's, the median of the rounds the figure.
+* ``search``: ``ismcts.search(view, random.Random(1), iterations=--iterations)`` on fixed
+  views (a lead, a follow, a Fox and a Woodcutter decision of a seeded match); iterations per
+  CPU second.
+
+Run: ``python benchmarks/bench_sim_fox.py --games 2000 --rounds 5 [--mode playouts|search|both]
+[--json out.json]``.
 """
 
 from __future__ import annotations
@@ -20,16 +26,18 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine, ratio_summary  # noqa: E402
+from shared import games, projections  # noqa: E402
 from shared.bots import ismcts  # noqa: E402
-from shared.games import fox  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
-from shared.sim import fox as sim  # noqa: E402
+
+fox: Any = games.get("fox")
 
 # (name, options, share of --games): a match is several hands, so it gets fewer start states.
 CASES: tuple[tuple[str, dict[str, Any], float], ...] = (
@@ -37,102 +45,136 @@ CASES: tuple[tuple[str, dict[str, Any], float], ...] = (
     ("match to 21", {}, 0.25),
 )
 
-Playout = Callable[[fox.State, random.Random], list[float]]
+
+def start_states(options: dict[str, Any], games_: int, seed: int) -> list[Any]:
+    """``games_`` states right after setup (first dealer and deal drawn per seed)."""
+    return [
+        reduce(fox.evolve, fox.setup(2, options, Rng(f"bench-sim-fox-{seed}-{k}")), None)
+        for k in range(games_)
+    ]
 
 
-def start_states(options: dict[str, Any], games: int, seed: int) -> list[fox.State]:
-    """``games`` states right after setup (first dealer and deal drawn per seed)."""
-    out = []
-    for k in range(games):
-        state: Any = None
-        for event in fox.setup(2, options, Rng(f"bench-sim-fox-{seed}-{k}")):
-            state = fox.evolve(state, event)
-        out.append(state)
-    return out
+def rollout(state: Any, rand: random.Random) -> Any:
+    """The search's play-out for Fox."""
+    return ismcts.default_rollout(fox)(fox, state, rand)
 
 
-def engine_path(state: fox.State, rand: random.Random) -> list[float]:
-    """Today's play-out: the pure engine through ISMCTS's default ``Rollout``."""
+def plain(state: Any, rand: random.Random) -> Any:
+    """The generic play-out: uniformly random legal commands (on the kernel where there is one)."""
     return ismcts.random_playout(fox, state, rand)
 
 
-def time_side(playout: Playout, states: list[fox.State]) -> tuple[float, float]:
-    """(CPU seconds to play out every state once, seat 0's mean reward)."""
-    rands = [random.Random(k) for k in range(len(states))]
-    won = 0.0
+def time_side(playout: Callable[[Any, random.Random], Any], states: list[Any]) -> float:
+    """CPU seconds to play out every state once, the k-th with ``random.Random(k)``."""
     start = time.process_time()
-    for state, rand in zip(states, rands, strict=True):
-        won += playout(state, rand)[0]
-    return time.process_time() - start, won / len(states)
+    for k, state in enumerate(states):
+        playout(state, random.Random(k))
+    return time.process_time() - start
 
 
-def run(games: int, rounds: int, seed: int) -> dict[str, Any]:
-    """Per case, per round: games/s of both sides and their ratio; the median ratio."""
-    out: dict[str, Any] = {
-        "machine": machine(),
-        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "games": games,
-        "rounds": rounds,
-        "seed": seed,
-        "results": [],
-    }
+def run_playouts(games_: int, rounds: int, seed: int) -> list[Any]:
+    """Per case, per round: games/s of both sides and their ratio; the median ratio
+    (``ratio_summary``'s ``engine`` is the generic play-out, its ``sim`` the rollout)."""
+    results = []
     for name, options, share in CASES:
-        n = max(1, int(games * share))
+        n = max(1, int(games_ * share))
         states = start_states(options, n, seed)
-        time_side(engine_path, states[:20])  # warm up both sides
-        time_side(sim.random_playout, states[:20])
+        time_side(plain, states[:20])  # warm up both sides
+        time_side(rollout, states[:20])
         per_round = []
         for r in range(rounds):
-            engine_s, engine_won = time_side(engine_path, states)
-            sim_s, sim_won = time_side(sim.random_playout, states)
+            plain_s = time_side(plain, states)
+            rollout_s = time_side(rollout, states)
             row = {
                 "round": r + 1,
-                "engine_games_per_s": n / engine_s,
-                "sim_games_per_s": n / sim_s,
-                "ratio": engine_s / sim_s,
-                # A sanity figure, not a test: the two should agree within noise.
-                "engine_seat0_reward": engine_won,
-                "sim_seat0_reward": sim_won,
+                "engine_games_per_s": n / plain_s,
+                "sim_games_per_s": n / rollout_s,
+                "ratio": plain_s / rollout_s,
             }
             per_round.append(row)
             print(
-                f"{name}, round {r + 1}: engine {row['engine_games_per_s']:,.0f} games/s, "
-                f"sim {row['sim_games_per_s']:,.0f} games/s, ratio {row['ratio']:.2f}x",
+                f"{name}, round {r + 1}: random_playout {row['engine_games_per_s']:,.0f} "
+                f"games/s, rollout {row['sim_games_per_s']:,.0f} games/s, "
+                f"ratio {row['ratio']:.2f}x",
                 flush=True,
             )
-        summary = {
-            "case": name,
-            "options": options,
-            "games": n,
-            "rounds": per_round,
-            **ratio_summary(per_round),
-        }
-        out["results"].append(summary)
+        summary = {"case": name, "options": options, "games": n, "rounds": per_round}
+        summary.update(ratio_summary(per_round))
+        results.append(summary)
         print(
-            f"{name}: median ratio {summary['median_ratio']:.2f}x "
-            f"(min {summary['min_ratio']:.2f}x; engine "
-            f"{summary['median_engine_games_per_s']:,.0f} games/s, sim "
-            f"{summary['median_sim_games_per_s']:,.0f} games/s; seat 0 reward engine "
-            f"{per_round[-1]['engine_seat0_reward']:.3f}, sim {per_round[-1]['sim_seat0_reward']:.3f})",
+            f"{name}: rollout {summary['median_sim_games_per_s']:,.0f} games/s "
+            f"(median; {summary['median_ratio']:.2f}x random_playout)",
+            flush=True,
+        )
+    return results
+
+
+def search_views() -> list[dict[str, Any]]:
+    """Fixed views of a seeded random match: the first lead, follow, Fox and Woodcutter
+    decisions with a choice, from the second round on."""
+    rnd = random.Random(7)
+    state = reduce(fox.evolve, fox.setup(2, {}, Rng("bench-search")), None)
+    views: dict[str, dict[str, Any]] = {}
+    for n in range(5_000):
+        if fox.outcome(state) is not None or len(views) == 4:
+            break
+        seat = fox.to_act(state)[0]
+        legal = fox.legal_commands(state, seat)
+        doc = {**projections.game_view(fox, state, seat), "game": "fox"}
+        kind = doc["phase"]
+        if kind == "play":
+            kind = "follow" if doc["trick"] else "lead"
+        if len(legal) > 1 and kind not in views and doc["round"] >= 2:
+            views[kind] = doc
+        command = rnd.choice(legal)
+        for event in fox.decide(state, seat, command, Rng("bench-search", f"v{n}")):
+            state = fox.evolve(state, event)
+    return [views[k] for k in ("lead", "follow", "fox_exchange", "woodcutter_return") if k in views]
+
+
+def run_search(iterations: int) -> list[dict[str, Any]]:
+    """Iterations per CPU second of one search per fixed view."""
+    out = []
+    for view in search_views():
+        kind = view["phase"] if view["phase"] != "play" else ("follow" if view["trick"] else "lead")
+        start = time.process_time()
+        found = ismcts.search(view, random.Random(1), iterations=iterations)
+        seconds = time.process_time() - start
+        row = {
+            "decision": kind,
+            "iterations": found.iterations,
+            "iterations_per_s": found.iterations / seconds,
+            "command": found.command,
+        }
+        out.append(row)
+        print(
+            f"search, {kind}: {row['iterations_per_s']:,.0f} iterations/s "
+            f"({found.iterations} iterations, chose {found.command})",
             flush=True,
         )
     return out
 
 
 def main() -> None:
-    """Parses the arguments, runs the rounds, prints the ratios and writes ``--json``."""
+    """Parses the arguments, runs the measurements, prints them and writes ``--json``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("playouts", "search", "both"), default="both")
     parser.add_argument(
         "--games", type=int, default=2000, help="one-hand start states (matches: a quarter)"
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--iterations", type=int, default=2000, help="per search")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
     print(machine(), flush=True)
-    result = run(args.games, args.rounds, args.seed)
+    out: dict[str, Any] = {"machine": machine(), "games": args.games, "rounds": args.rounds}
+    if args.mode in ("playouts", "both"):
+        out["results"] = run_playouts(args.games, args.rounds, args.seed)
+    if args.mode in ("search", "both"):
+        out["search"] = run_search(args.iterations)
     if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

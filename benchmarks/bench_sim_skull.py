@@ -1,13 +1,19 @@
-"""Skull random play-outs: the fast simulator (``shared.sim.skull``) against today's path.
+"""Skull search speed: the kernel's play-outs and ISMCTS iterations per second.
 
-Today's path is what ISMCTS runs by default: ``ismcts.random_playout(skull, state, rand)``
-(``legal_commands`` -> a uniform command -> ``decide`` -> ``evolve`` per event). The same
-``--games`` start states (set up from seeds) are played out by both, with
-``random.Random(k)`` for the k-th state, in rounds interleaved A B A B so that a change in
-the machine's load hits both alike; CPU time (``time.process_time``) per side and round. The
-ratio is the simulator's games/s over today's; the median of the rounds is the figure.
+Two measurements, each through names only (``ismcts.default_rollout``, ``ismcts.search``), so
+the same script times any tree (issue 26 ran it on the tree before Skull's kernel, where the
+rollout was the ``shared.sim`` simulator, and after):
 
-Run: ``python benchmarks/bench_sim_skull.py --games 500 --rounds 5 [--json out.json]``.
+* ``playouts``: the search's rollout for Skull (``ismcts.default_rollout(skull)``: today the
+  kernel's ``SEARCH.playout_rollout``) from ``--games`` round-1 states per seat count, the k-th
+  with ``random.Random(k)``; and, interleaved A B A B with it, ``ismcts.random_playout`` (the
+  generic play-out on the kernel). CPU time per side and round; the ratio is the rollout's
+  games/s over the generic one's, the median of the rounds the figure.
+* ``search``: ``ismcts.search(view, random.Random(1), iterations=--iterations)`` on fixed
+  views (a 4-player game's placing, bidding and flipping decisions); iterations per CPU second.
+
+Run: ``python benchmarks/bench_sim_skull.py --games 500 --rounds 5 [--mode playouts|search|both]
+[--json out.json]``.
 """
 
 from __future__ import annotations
@@ -25,28 +31,32 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine, ratio_summary  # noqa: E402
+from shared import games, projections  # noqa: E402
 from shared.bots import ismcts  # noqa: E402
-from shared.games import skull  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
-from shared.sim import skull as sim  # noqa: E402
+
+skull: Any = games.get("skull")
 
 
-def start_states(seats: int, games: int, seed: int) -> list[skull.State]:
-    """``games`` round-1 states for ``seats`` players (the first player drawn per seed)."""
+def start_states(seats: int, games_: int, seed: int) -> list[Any]:
+    """``games_`` round-1 states for ``seats`` players (the first player drawn per seed)."""
     return [
         reduce(skull.evolve, skull.setup(seats, {}, Rng(f"bench-sim-{seed}-{seats}-{k}")), None)
-        for k in range(games)
+        for k in range(games_)
     ]
 
 
-def engine_path(state: skull.State, rand: random.Random) -> list[float]:
-    """Today's play-out: the pure engine through ISMCTS's default ``Rollout``."""
+def rollout(state: Any, rand: random.Random) -> Any:
+    """The search's play-out for Skull."""
+    return ismcts.default_rollout(skull)(skull, state, rand)
+
+
+def plain(state: Any, rand: random.Random) -> Any:
+    """The generic play-out: uniformly random legal commands (on the kernel where there is one)."""
     return ismcts.random_playout(skull, state, rand)
 
 
-def time_side(
-    playout: Callable[[skull.State, random.Random], list[float]], states: list[skull.State]
-) -> float:
+def time_side(playout: Callable[[Any, random.Random], Any], states: list[Any]) -> float:
     """CPU seconds to play out every state once, the k-th with ``random.Random(k)``."""
     start = time.process_time()
     for k, state in enumerate(states):
@@ -54,64 +64,101 @@ def time_side(
     return time.process_time() - start
 
 
-def run(seat_counts: list[int], games: int, rounds: int, seed: int) -> dict[str, Any]:
-    """Per seat count, per round: games/s of both sides and their ratio; the median ratio."""
-    out: dict[str, Any] = {
-        "machine": machine(),
-        "games": games,
-        "rounds": rounds,
-        "seed": seed,
-        "results": [],
-    }
+def run_playouts(seat_counts: list[int], games_: int, rounds: int, seed: int) -> list[Any]:
+    """Per seat count, per round: games/s of both sides and their ratio; the median ratio
+    (``ratio_summary``'s ``engine`` is the generic play-out, its ``sim`` the rollout)."""
+    results = []
     for seats in seat_counts:
-        states = start_states(seats, games, seed)
-        time_side(engine_path, states[:10])  # warm the engine's command caches
-        time_side(sim.random_playout, states[:10])
+        states = start_states(seats, games_, seed)
+        time_side(plain, states[:10])  # warm the message caches
+        time_side(rollout, states[:10])
         per_round = []
         for r in range(rounds):
-            engine_s = time_side(engine_path, states)
-            sim_s = time_side(sim.random_playout, states)
+            plain_s = time_side(plain, states)
+            rollout_s = time_side(rollout, states)
             row = {
                 "round": r + 1,
-                "engine_games_per_s": games / engine_s,
-                "sim_games_per_s": games / sim_s,
-                "ratio": engine_s / sim_s,
+                "engine_games_per_s": games_ / plain_s,
+                "sim_games_per_s": games_ / rollout_s,
+                "ratio": plain_s / rollout_s,
             }
             per_round.append(row)
             print(
-                f"{seats} players, round {r + 1}: engine {row['engine_games_per_s']:,.0f} "
-                f"games/s, sim {row['sim_games_per_s']:,.0f} games/s, ratio {row['ratio']:.2f}x",
+                f"{seats} players, round {r + 1}: random_playout "
+                f"{row['engine_games_per_s']:,.0f} games/s, rollout "
+                f"{row['sim_games_per_s']:,.0f} games/s, ratio {row['ratio']:.2f}x",
                 flush=True,
             )
-        summary = {
-            "seats": seats,
-            "rounds": per_round,
-            **ratio_summary(per_round),
-        }
-        out["results"].append(summary)
+        summary = {"seats": seats, "rounds": per_round, **ratio_summary(per_round)}
+        results.append(summary)
         print(
-            f"{seats} players: median ratio {summary['median_ratio']:.2f}x "
-            f"(min {summary['min_ratio']:.2f}x; engine "
-            f"{summary['median_engine_games_per_s']:,.0f} games/s, sim "
-            f"{summary['median_sim_games_per_s']:,.0f} games/s)",
+            f"{seats} players: rollout {summary['median_sim_games_per_s']:,.0f} games/s "
+            f"(median; {summary['median_ratio']:.2f}x random_playout)",
+            flush=True,
+        )
+    return results
+
+
+def search_views() -> list[dict[str, Any]]:
+    """Fixed 4-player views: the first placing, bidding and flipping decisions with a choice
+    of a seeded random game."""
+    rnd = random.Random(7)
+    state = reduce(skull.evolve, skull.setup(4, {}, Rng("bench-search")), None)
+    views: dict[str, dict[str, Any]] = {}
+    for n in range(5_000):
+        if skull.outcome(state) is not None or len(views) == 3:
+            break
+        seat = skull.to_act(state)[0]
+        legal = skull.legal_commands(state, seat)
+        if len(legal) > 1 and state.phase not in views and state.round >= 2:
+            views[state.phase] = {**projections.game_view(skull, state, seat), "game": "skull"}
+        command = rnd.choice(legal)
+        for event in skull.decide(state, seat, command, Rng("bench-search", f"v{n}")):
+            state = skull.evolve(state, event)
+    return [views[p] for p in ("placing", "bidding", "flipping") if p in views]
+
+
+def run_search(iterations: int) -> list[dict[str, Any]]:
+    """Iterations per CPU second of one search per fixed view."""
+    out = []
+    for view in search_views():
+        start = time.process_time()
+        found = ismcts.search(view, random.Random(1), iterations=iterations)
+        seconds = time.process_time() - start
+        row = {
+            "phase": view["phase"],
+            "iterations": found.iterations,
+            "iterations_per_s": found.iterations / seconds,
+            "command": found.command,
+        }
+        out.append(row)
+        print(
+            f"search, {view['phase']}: {row['iterations_per_s']:,.0f} iterations/s "
+            f"({found.iterations} iterations, chose {found.command})",
             flush=True,
         )
     return out
 
 
 def main() -> None:
-    """Parses the arguments, runs the rounds, prints the ratios and writes ``--json``."""
+    """Parses the arguments, runs the measurements, prints them and writes ``--json``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("playouts", "search", "both"), default="both")
     parser.add_argument("--games", type=int, default=500, help="start states per seat count")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seats", type=int, nargs="+", default=[4, 6])
+    parser.add_argument("--iterations", type=int, default=2000, help="per search")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
     print(machine(), flush=True)
-    result = run(args.seats, args.games, args.rounds, args.seed)
+    out: dict[str, Any] = {"machine": machine(), "games": args.games, "rounds": args.rounds}
+    if args.mode in ("playouts", "both"):
+        out["results"] = run_playouts(args.seats, args.games, args.rounds, args.seed)
+    if args.mode in ("search", "both"):
+        out["search"] = run_search(args.iterations)
     if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

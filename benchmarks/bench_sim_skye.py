@@ -1,24 +1,23 @@
-"""Isle of Skye play-outs and search: the fast simulator (``shared.sim.skye``) against today's path.
+"""Isle of Skye play-outs and search on the kernel (``shared/games/skye/kernel.py``).
 
 Two measures, each in rounds interleaved A B A B (so that a change in the machine's load hits
 both sides alike), CPU time (``time.process_time``) per side and round, the median of the
 rounds as the figure:
 
-1. **Play-outs**: ``ismcts.random_playout(skye, state, rand)`` (``legal_commands`` -> a
-   uniform command, prices through ``random_command``'s view -> ``decide`` -> ``evolve``)
-   against ``shared.sim.skye.random_playout`` (the same play-outs in distribution) from the
-   same ``--states`` states (taken along random games from seeds, every phase), the k-th with
-   ``random.Random(k)``; also the rate of ``evaluated_rollout`` (ISMCTS's former Skye
-   rollout: the round's market, then a static evaluation; the default is now
-   ``modelled_rollout``, the market as the heuristic plays it), which is no full play-out. Every
-   timing starts cold (``cold``): new territories, the simulator's memo caches emptied.
+1. **Play-outs**: ``ismcts.random_playout(skye, state, rand)`` (the kernel's play-out through
+   ``kernel_playout``: prices through ``random_command``'s view) against the package's own
+   ``search.random_rollout`` (the same play-outs in distribution, prices from
+   ``draw_prices``) from the same ``--states`` states (taken along random games from seeds,
+   every phase), the k-th with ``random.Random(k)``. Every timing starts cold (``cold``): new
+   territories, the search's memo caches emptied.
 2. **Search**: ISMCTS iterations per CPU second on ``--views`` seat views of those games
-   (``--iterations`` each, per phase: prices, buying, building), with the engine path's
-   rollout (``ismcts.random_playout``, what ISMCTS used before), the simulator's random
-   play-out and the default (``shared.sim.skye.playout_rollout``).
+   (``--iterations`` each, per phase: prices, buying, building), with
+   ``ismcts.random_playout``, ``search.random_rollout`` and the default
+   (``search.playout_rollout``).
 
 Run: ``python benchmarks/bench_sim_skye.py --states 60 --views 24 --rounds 5
-[--json out.json]``.
+[--json out.json]``. (Before/after comparisons with the tree before the kernel: issue 26's
+section of BENCHMARKS.md.)
 """
 
 from __future__ import annotations
@@ -42,9 +41,9 @@ from shared.bots import ismcts  # noqa: E402
 from shared.games import skye  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
 from shared.games.skye import engine as skye_engine  # noqa: E402
+from shared.games.skye import search  # noqa: E402
 from shared.games.skye.state import replace  # noqa: E402
 from shared.games.skye.territory import Territory  # noqa: E402
-from shared.sim import skye as sim  # noqa: E402
 
 PHASES = ("prices", "buying", "building")
 ENGINE: Any = skye  # as ``shared.games.base.Engine``
@@ -96,11 +95,11 @@ def sample_views(seats: int, count: int, seed: int) -> dict[str, list[dict[str, 
 
 
 def cold(states: list[skye.State]) -> list[skye.State]:
-    """Copies of ``states`` with new territories, and the simulator's memo caches emptied,
+    """Copies of ``states`` with new territories, and the search's memo caches emptied,
     so that no side profits from what an earlier timing computed (a territory caches its
-    spots, areas and roads; ``shared.sim.skye`` memoises evaluations by territory). Within
-    one timing the caches warm up as they do in a search."""
-    sim.clear_memos()
+    spots, areas and roads; ``search`` memoises evaluations by territory). Within one timing
+    the caches warm up as they do in a search."""
+    search.clear_memos()
     return [
         replace(
             s,
@@ -112,9 +111,14 @@ def cold(states: list[skye.State]) -> list[skye.State]:
     ]
 
 
-def engine_path(state: skye.State, rand: random.Random) -> Sequence[float]:
-    """Today's full random play-out: the pure engine through ``ismcts.random_playout``."""
+def generic_playout(state: skye.State, rand: random.Random) -> Sequence[float]:
+    """ISMCTS's generic random play-out (``ismcts.random_playout``: on the kernel)."""
     return ismcts.random_playout(skye, state, rand)
+
+
+def own_playout(state: skye.State, rand: random.Random) -> Sequence[float]:
+    """The package's random play-out (``search.random_rollout``)."""
+    return search.random_rollout(skye, state, rand)
 
 
 def time_playouts(playout: Playout, states: list[skye.State]) -> float:
@@ -130,7 +134,7 @@ def time_search(
     rollout: ismcts.Rollout, views: list[dict[str, Any]], iterations: int
 ) -> tuple[float, int]:
     """CPU seconds for ``iterations`` ISMCTS iterations from each view, with ``rollout``
-    (the simulator's caches emptied first; views hold no territory objects), and the
+    (the search's caches emptied first; views hold no territory objects), and the
     iterations done: a decision the Skye search leaves to the heuristic (buying, building)
     does none."""
     cold([])
@@ -155,24 +159,19 @@ def run(seats: int, states_n: int, views_n: int, iterations: int, rounds: int, s
         "rounds": rounds,
         "seed": seed,
     }
-    playouts: dict[str, Playout] = {
-        "engine": engine_path,
-        "sim": sim.random_playout,
-        "evaluated": sim.evaluated_rollout,
-    }
-    for fn in playouts.values():  # warm the engine's and the simulator's caches
+    playouts: dict[str, Playout] = {"generic": generic_playout, "own": own_playout}
+    for fn in playouts.values():  # warm the territories' and the search's caches
         time_playouts(fn, states[:5])
     per_round = []
     for r in range(rounds):
         row: dict[str, Any] = {"round": r + 1}
         for name, fn in playouts.items():
             row[f"{name}_per_s"] = len(states) / time_playouts(fn, states)
-        row["ratio"] = row["sim_per_s"] / row["engine_per_s"]
+        row["ratio"] = row["own_per_s"] / row["generic_per_s"]
         per_round.append(row)
         print(
-            f"play-outs round {r + 1}: engine {row['engine_per_s']:,.0f}/s, sim "
-            f"{row['sim_per_s']:,.0f}/s (ratio {row['ratio']:.2f}x), evaluated rollout "
-            f"{row['evaluated_per_s']:,.0f}/s",
+            f"play-outs round {r + 1}: generic {row['generic_per_s']:,.0f}/s, own "
+            f"{row['own_per_s']:,.0f}/s (ratio {row['ratio']:.2f}x)",
             flush=True,
         )
     out["playouts"] = {
@@ -186,11 +185,11 @@ def run(seats: int, states_n: int, views_n: int, iterations: int, rounds: int, s
     print(f"play-outs: median ratio {out['playouts']['median_ratio']:.2f}x", flush=True)
 
     rollouts: dict[str, ismcts.Rollout] = {
-        "engine_rollout": ismcts.random_playout,
-        "sim_random_rollout": sim.random_rollout,
+        "generic_rollout": ismcts.random_playout,
+        "own_random_rollout": search.random_rollout,
         "default_rollout": ismcts.default_rollout(skye),
     }
-    search: dict[str, Any] = {}
+    searches: dict[str, Any] = {}
     for phase in PHASES:
         chosen = views[phase]
         for rollout in rollouts.values():
@@ -206,22 +205,22 @@ def run(seats: int, states_n: int, views_n: int, iterations: int, rounds: int, s
             f"median_{name}_it_per_s": statistics.median(r[f"{name}_it_per_s"] for r in rows)
             for name in rollouts
         }
-        summary["median_ratio_default_vs_engine"] = statistics.median(
-            r["default_rollout_it_per_s"] / r["engine_rollout_it_per_s"]
-            if r["engine_rollout_it_per_s"]
+        summary["median_ratio_default_vs_generic"] = statistics.median(
+            r["default_rollout_it_per_s"] / r["generic_rollout_it_per_s"]
+            if r["generic_rollout_it_per_s"]
             else 0.0
             for r in rows
         )
-        search[phase] = {"rounds": rows, **summary}
+        searches[phase] = {"rounds": rows, **summary}
         print(
             f"search {phase}: "
             + ", ".join(
                 f"{name} {summary[f'median_{name}_it_per_s']:,.0f} it/s" for name in rollouts
             )
-            + f" (default / engine {summary['median_ratio_default_vs_engine']:.2f}x)",
+            + f" (default / generic {summary['median_ratio_default_vs_generic']:.2f}x)",
             flush=True,
         )
-    out["search"] = search
+    out["search"] = searches
     return out
 
 

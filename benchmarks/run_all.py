@@ -312,7 +312,7 @@ def bots_section(path: Path) -> list[str]:
         "",
         "Isle of Skye's ISMCTS searches the prices only (a flat search over the heuristic's "
         "prices and their alternatives, each play-out the round's market as the heuristic "
-        "would play it for every seat, then a static evaluation; `shared/sim/skye.py`); it "
+        "would play it for every seat, then a static evaluation; `shared/games/skye/search.py`); it "
         "places and buys as the heuristic does, without a search (those decisions take about "
         "a millisecond, hence its median decision time and its decisions per second). Its "
         "150-game row ran on 2 cores shared with other jobs (load about 2.7 at its start); the "

@@ -17,8 +17,8 @@ seat"); every iteration:
    candidates come from the determinized state's ``legal_commands``.
 3. **Expand**: the first candidate without a child (drawn at random among them) gets one.
 4. **Play out**: uniformly random legal commands to the end of the game, or ``PLAYOUT_CAP``
-   moves; a capped play-out is scored by score rank instead. A game with a fast simulator
-   (``shared.sim``, proven equal to the engine) plays out there, several times faster.
+   moves; a capped play-out is scored by score rank instead. A game's search hooks may give
+   their own play-out (``playout_rollout``: a policy that models the other seats).
 5. **Back-propagate**: one reward per seat (a win 1, a win shared by ``k`` seats ``1/k``, a
    loss 0, from ``outcome(state)["winners"]``); each node on the path adds the reward of the
    seat that moved into it, so every seat plays for itself (also with 3+ seats).
@@ -28,29 +28,30 @@ The answer is the root's most visited child (visits are less noisy than mean rew
 The root's candidates are the view's own ``legal_commands`` (what the seat knows it may do),
 and the answer is sent as the view listed it. A command is its own child key (frozen
 dataclasses hash by value; the engines share their command objects), so the loop builds no
-JSON; one that holds a dict (Skye's ``set_prices``) is keyed by its canonical JSON. In a
+JSON; one that holds a dict (a map of prices) is keyed by its canonical JSON. In a
 simultaneous phase the root seat moves first in the tree: its choice then never depends on the
 others' (hidden) simultaneous ones, while theirs, in the tree, see its choice: optimistic for
 them, a cost paid for one tree instead of one per seat.
 
-Commands that cannot be listed (``TRAITS.lists_all_commands`` false: Isle of Skye's prices,
-listed as one ``template``): at the root, when the root seat itself faces such a decision,
+Commands that cannot be listed (``TRAITS.lists_all_commands`` false: prices chosen from a
+range, listed as one ``template``): at the root, when the root seat itself faces such a decision,
 ``ROOT_SAMPLES`` commands drawn with the engine's ``random_command`` are the candidates. Deeper
 in the tree such a decision is not a branching point: one ``random_command`` draw is applied
 and the search stays at the same node, like a chance event. Play-outs draw them the same way.
 A seat's view for ``random_command`` is built as ``shared.projections.game_view`` builds it.
 
-A game's fast simulator module (``shared.sim.<game>``, see ``default_rollout``) may also
-provide, each optional: ``determinizer(view, seat)`` (when the engine has none: the view read
+Every step of the search runs on the game's kernel (``engine.KERNEL``,
+``shared/games/kernel.py``): a determinization is thawed once, and each move is the kernel's
+``apply`` with its own mutators, the very rules ``decide`` runs (so the search draws exactly as
+the engine-driven loop did). A game's search hooks (its package's ``SEARCH``) may provide,
+each optional: ``playout_rollout`` (see ``default_rollout``), ``determinizer(view, seat)`` (when the engine has none: the view read
 once, a deal per iteration), ``sample_command(state, seat, rand)`` (one ``random_command``
-draw as an engine command, without building a view) and ``root_candidates(view, rand)`` (the
-root's candidates, client JSON, for an unlistable decision, instead of ``ROOT_SAMPLES``
-uniform draws), ``root_commands(view, rand)`` (the root's candidates for any decision, or None
+draw as an engine command on the kernel, without building a view), ``root_commands(view, rand)`` (the root's candidates for any decision, or None
 for the default ones: a game may narrow them to its heuristic's choice and its alternatives;
 one candidate is played without a search) and ``FLAT_SEARCH`` (true: every iteration plays out
 right below the root's move, for a rollout that models the other seats instead of a tree over
 their moves). Each must keep the distribution (or, for candidates, the legality) of what it
-replaces; the simulator's tests prove it.
+replaces; the game's search tests prove it.
 
 Randomness and determinism: the caller's ``rng`` (HMAC-based, slow) gives one 64-bit seed to a
 ``random.Random``, which alone drives the search, the determinizations and the engines' draws
@@ -61,7 +62,6 @@ the clock).
 
 from __future__ import annotations
 
-import importlib
 import math
 import random
 import time
@@ -81,7 +81,7 @@ DEFAULT_ITERATIONS = 1000
 # explores too much when most of the signal is noise from the determinizations).
 EXPLORATION = 0.7
 # A play-out stops after this many moves and is scored by score rank (a safety net: random
-# play ends every hosted game well before, e.g. a one-round Fox game in ~30 moves).
+# play ends every hosted game well before, e.g. a one-round card game in ~30 moves).
 PLAYOUT_CAP = 400
 # Candidates drawn with ``random_command`` for the root seat's own unlistable decision.
 ROOT_SAMPLES = 12
@@ -113,7 +113,7 @@ class FastRng:
 def _randbelow(rand: random.Random) -> Callable[[int], int]:
     """``rand``'s uniform integer in ``[0, n)`` for ``n >= 1`` (callers check: it never
     returns for 0): ``random.Random._randbelow``, what ``randrange`` and ``choice`` call
-    after checking their arguments (those checks were a tenth of a Fox search's time)."""
+    after checking their arguments (those checks were a tenth of a card game search's time)."""
     below: Callable[[int], int] = rand._randbelow  # type: ignore[attr-defined]
     return below
 
@@ -231,59 +231,22 @@ def search(
 
 def random_playout(engine: Any, state: Any, rand: random.Random) -> list[float]:
     """The default ``Rollout``: uniformly random legal commands (``random_command`` for an
-    unlistable decision) until the game ends or ``PLAYOUT_CAP`` moves, then ``rewards``.
-
-    A game with a kernel (``engine.KERNEL``, ``shared/games/kernel.py``) plays out on one
-    thawed copy: the same rules, the same draws in the same order, no state built per event."""
-    kernel_cls = getattr(engine, "KERNEL", None)
-    if kernel_cls is not None:
-        return kernel_playout(engine, kernel_cls.thaw(state), rand)
-    adapter = FastRng(rand)
-    outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
-    decide, evolve = engine.decide, engine.evolve
-    lists_all = engine.TRAITS.lists_all_commands
-    randbelow = _randbelow(rand)
-    for _ in range(PLAYOUT_CAP):
-        result = outcome(state)
-        if result is not None:
-            return rewards(result)
-        actor = to_act(state)[0]
-        legal = legal_commands(state, actor)
-        if not legal:
-            raise RuntimeError(f"{engine.NAME}: seat {actor} is to act with no legal command")
-        if not lists_all and _templated(legal):
-            command = _sample(engine, state, actor, legal, rand)
-        else:
-            command = legal[randbelow(len(legal))]
-        for event in decide(state, actor, command, adapter):
-            state = evolve(state, event)
-    return _capped(engine, state)
+    unlistable decision) until the game ends or ``PLAYOUT_CAP`` moves, then ``rewards``;
+    played on one thawed copy of the game's kernel (``engine.KERNEL``)."""
+    return kernel_playout(engine, engine.KERNEL.thaw(state), rand)
 
 
 def default_rollout(engine: Any) -> Rollout:
-    """The game's fast simulator's ``playout_rollout`` when it has one (``shared.sim``, proven
-    equal to the engine: for Fox and Skull the same play-outs as ``random_playout``, several
-    times faster; for Isle of Skye the rest of the round's market, then a static evaluation),
-    else ``random_playout``."""
-    module = _sim_module(engine)
-    if module is None:
-        return random_playout
-    fast: Rollout = module.playout_rollout
-    return fast
+    """The game's own ``playout_rollout`` when its search hooks have one (a faster or
+    smarter play-out: one that plays the rest of a round by a model, then a static
+    evaluation), else ``random_playout``."""
+    fast: Rollout | None = getattr(_hooks(engine), "playout_rollout", None)
+    return fast or random_playout
 
 
-def _sim_module(engine: Any) -> Any | None:
-    """The game's search hooks: its package's ``SEARCH`` (``shared/games/<game>/``), or None.
-
-    Until every game is a kernel package, a game without ``SEARCH`` falls back to its
-    ``shared.sim`` module (that fallback goes with the last simulator)."""
-    hooks = getattr(engine, "SEARCH", None)
-    if hooks is not None:
-        return hooks
-    try:
-        return importlib.import_module(f"shared.sim.{engine.NAME}")
-    except ModuleNotFoundError:
-        return None
+def _hooks(engine: Any) -> Any:
+    """The game's search hooks (its package's ``SEARCH``), or None."""
+    return getattr(engine, "SEARCH", None)
 
 
 def rewards(result: Mapping[str, Any]) -> list[float]:
@@ -304,7 +267,7 @@ class _Search:
 
     __slots__ = (
         "engine", "view", "seat", "rand", "randbelow", "adapter", "rollout", "lists_all", "deal",
-        "sample", "flat",
+        "sample", "flat", "kernel",
     )  # fmt: skip
 
     def __init__(
@@ -323,14 +286,15 @@ class _Search:
         self.adapter = FastRng(rand)
         self.rollout: Rollout = rollout or default_rollout(engine)
         self.lists_all = engine.TRAITS.lists_all_commands
-        sim = _sim_module(engine)
-        self.deal = _dealer(engine, view, seat, sim)
+        hooks = _hooks(engine)
+        self.kernel = engine.KERNEL
+        self.deal = _dealer(engine, view, seat, hooks)
         self.sample: Callable[[Any, int, random.Random], Any] | None = getattr(
-            sim, "sample_command", None
+            hooks, "sample_command", None
         )
-        # A game's simulator may ask for a flat search (``FLAT_SEARCH``): every iteration plays
+        # A game's hooks may ask for a flat search (``FLAT_SEARCH``): every iteration plays
         # out right after the root's move, as its rollout models the other seats.
-        self.flat = bool(getattr(sim, "FLAT_SEARCH", False))
+        self.flat = bool(getattr(hooks, "FLAT_SEARCH", False))
 
     def iterate(self, root: _Node, options: list[tuple[Any, Any, dict[str, Any]]]) -> bool:
         """One determinize-select-expand-play-out-back-propagate pass; False if the
@@ -338,12 +302,14 @@ class _Search:
         only the availability counts of the root's children)."""
         engine, seat, rand, adapter = self.engine, self.seat, self.rand, self.adapter
         randbelow = self.randbelow
-        outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
-        decide, evolve = engine.decide, engine.evolve
         try:
-            state = self.deal(adapter)
+            state = self.kernel.thaw(self.deal(adapter))
         except (ValueError, GameError):
             return False
+        # The tree walks one thawed copy of the game's kernel: each move is its ``apply`` with
+        # its own mutators, nothing recorded or frozen on the way.
+        outcome, to_act, legal_commands = state.outcome, state.to_act, state.legal_commands
+        apply, on = state.apply, state.on
         path = [root]
         node = root
         # The root's candidates are the view's own (what the seat knows it may do), the same in
@@ -379,7 +345,7 @@ class _Search:
                 expanded = True
             assert best is not None
             try:
-                events = decide(state, actor, best.command, adapter)
+                apply(actor, best.command, adapter, on)
             except GameError:
                 if node is not root:
                     raise  # a command legal_commands listed: an engine bug, not ours to hide
@@ -388,29 +354,26 @@ class _Search:
                 if expanded:
                     del children[key]
                 return False
-            for event in events:
-                state = evolve(state, event)
             node = best
             path.append(node)
             if expanded or self.flat:
                 expanded = True  # a flat search plays out below every root move
                 break
             # The next branching point: skip unlistable decisions (drawn like chance events).
-            result = outcome(state)
+            result = outcome()
             while result is None:
-                acting = to_act(state)
+                acting = to_act()
                 actor = seat if seat in acting else acting[0]
-                legal = legal_commands(state, actor)
+                legal = legal_commands(actor)
                 if self.lists_all or not _templated(legal):
                     break
                 sample = self.sample
                 if sample is not None:
                     drawn = sample(state, actor, rand)
                 else:
-                    drawn = _sample(engine, state, actor, legal, rand)
-                for event in decide(state, actor, drawn, adapter):
-                    state = evolve(state, event)
-                result = outcome(state)
+                    drawn = _sample(engine, state.freeze(), actor, legal, rand)
+                apply(actor, drawn, adapter, on)
+                result = outcome()
             if result is not None:  # a terminal state reached inside the tree
                 values = rewards(result)
                 break
@@ -424,7 +387,7 @@ class _Search:
             else:
                 keys = [_key(engine, cmd) for cmd in legal]
         if expanded:
-            values = self.rollout(engine, state, rand)
+            values = self.rollout(engine, state.freeze(), rand)
         for visited in path:
             visited.visits += 1
             visited.reward += values[visited.seat]
@@ -432,12 +395,12 @@ class _Search:
 
 
 def _dealer(
-    engine: Any, view: Mapping[str, Any], seat: int, sim: Any = None
+    engine: Any, view: Mapping[str, Any], seat: int, hooks: Any = None
 ) -> Callable[[Any], Any]:
     """``rng -> state``: the engine's ``determinizer`` (the view read once, then a deal per
-    call) when it has one, else the simulator module's ``sim``, else ``determinize`` each
+    call) when it has one, else the search hooks', else ``determinize`` each
     time. A view the determinizer refuses fails every iteration, as ``determinize`` would."""
-    make = getattr(engine, "determinizer", None) or getattr(sim, "determinizer", None)
+    make = getattr(engine, "determinizer", None) or getattr(hooks, "determinizer", None)
     if make is None:
         return lambda rng: engine.determinize(view, seat, rng)
     try:
@@ -457,26 +420,20 @@ def _root_options(
 ) -> list[tuple[Any, Any, dict[str, Any]]]:
     """The root seat's candidates: (tree key, engine command, client JSON to send).
 
-    The simulator module's ``root_commands`` when it proposes some; else listed commands as
+    The search hooks' ``root_commands`` when they propose some; else listed commands as
     the view lists them; for an unlistable decision (a ``template`` entry on an engine that
-    does not list all commands) up to ``ROOT_SAMPLES`` distinct ``random_command`` draws (or
-    the module's ``root_candidates``) instead."""
+    does not list all commands) up to ``ROOT_SAMPLES`` distinct ``random_command`` draws
+    instead."""
     listed = list(view.get("legal_commands") or [])
-    sim = _sim_module(engine)
-    chosen = getattr(sim, "root_commands", None)
+    chosen = getattr(_hooks(engine), "root_commands", None)
     proposed = chosen(view, rand) if chosen is not None else None
     if proposed is not None:
         listed = proposed
     elif not engine.TRAITS.lists_all_commands and any(d.get("template") is True for d in listed):
-        propose = getattr(sim, "root_candidates", None)
         drawn: dict[str, dict[str, Any]] = {}
-        if propose is not None:
-            for doc in propose(view, rand):
-                drawn.setdefault(_json_key(doc), doc)
-        else:
-            for _ in range(ROOT_SAMPLES):
-                doc = engine.random_command(view, rand)
-                drawn.setdefault(_json_key(doc), doc)
+        for _ in range(ROOT_SAMPLES):
+            doc = engine.random_command(view, rand)
+            drawn.setdefault(_json_key(doc), doc)
         listed = list(drawn.values())
     out = []
     for doc in listed:
@@ -491,7 +448,7 @@ _HASHABLE: set[type] = set()
 
 def _key(engine: Any, command: Any) -> Any:
     """A child's key: the command itself (frozen dataclasses hash by value), or its canonical
-    JSON when it holds a dict (Skye's ``set_prices``)."""
+    JSON when it holds a dict (a map of prices)."""
     try:
         hash(command)
     except TypeError:

@@ -26,7 +26,7 @@ from services.cli import main
 from shared.app import bots, handlers
 from shared.app.playout import play
 from shared.audit import audit
-from shared.bots import skull as skull_bot
+from shared.games import skull as skull_bot  # its HEURISTIC is the heuristic bot's policy
 from tests.unit.test_audit_bot_moves import (
     BUDGET,
     assert_caught,
@@ -86,7 +86,7 @@ def test_the_skull_heuristic_is_a_new_policy_and_the_others_are_their_first() ->
 
 def test_ismcts_on_skye_follows_the_skye_heuristic(monkeypatch: pytest.MonkeyPatch) -> None:
     """It searches the heuristic's candidates and plays out with its valuation
-    (``shared.sim.skye``): a new heuristic changes its moves too."""
+    (``shared.games.skye.search``): a new heuristic changes its moves too."""
     assert bots.policy_version("ismcts", "skye") == 1
     bumped = {**bots.POLICY_VERSIONS, ("heuristic", "skye"): 2}
     monkeypatch.setattr(bots, "POLICY_VERSIONS", bumped)
@@ -98,7 +98,7 @@ def test_an_older_skull_game_passes_with_its_heuristic_moves_not_re_checked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Record a game whose heuristic seats play version 1's policy.
-    monkeypatch.setattr(skull_bot, "choose", version_1(skull_bot.choose))
+    monkeypatch.setattr(skull_bot, "HEURISTIC", version_1(skull_bot.HEURISTIC))
     docs = [e.to_dict() for e in play("skull", SKULL, {}, "older-skull").envelopes]
     monkeypatch.undo()
     # Said to be of the current policy, those moves are not what it plays: they differ.
@@ -219,7 +219,7 @@ def test_a_forged_move_in_an_older_game_still_fails() -> None:
 def test_the_cli_passes_an_older_game_and_says_what_it_did_not_re_check(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(skull_bot, "choose", version_1(skull_bot.choose))
+    monkeypatch.setattr(skull_bot, "HEURISTIC", version_1(skull_bot.HEURISTIC))
     docs = [e.to_dict() for e in play("skull", SKULL, {}, "older-skull-cli").envelopes]
     monkeypatch.undo()
     export = tmp_path / "older.jsonl"

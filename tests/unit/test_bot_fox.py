@@ -1,4 +1,4 @@
-"""The Fox in the Forest ``heuristic`` bot (``shared.bots.fox``): legal, pure, and strong."""
+"""The Fox in the Forest ``heuristic`` bot (``shared.games.fox.bots``): legal, pure, and strong."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.app.playout import play
-from shared.bots.fox import choose
 from shared.games import fox
+from shared.games.fox.bots import choose
 from shared.games.rng import bot_random
 from shared.projections import view
 from shared.record import GameRecord

@@ -1,4 +1,4 @@
-"""The Isle of Skye ``heuristic`` bot (``shared/bots/skye.py``): every command it sends is
+"""The Isle of Skye ``heuristic`` bot (``shared/games/skye/bots.py``): every command it sends is
 accepted in every state it reaches, it is a pure function of (view, rng), and it beats random
 bots."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from shared.app.playout import Played, play
-from shared.bots import skye as bot
 from shared.games.rng import bot_random
+from shared.games.skye import bots as bot
 from shared.projections import view
 from shared.record import GameRecord
 

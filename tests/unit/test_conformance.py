@@ -19,6 +19,7 @@ A game's own rule scenarios and deeper leak tests stay in its own tests.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from functools import reduce
 from typing import Any
 
@@ -29,13 +30,38 @@ from shared.bots import ismcts
 from shared.games.rng import Rng
 from tests.unit.playouts import Playout, playout
 
+# Games written only for the tests (``tests/games/``): hosted while this module collects and
+# runs, so the suite holds for them too and no other module's tests see them.
+TEST_GAMES = {"kuhn": "tests.games.kuhn"}
+
+
+def _host_test_games() -> None:
+    for name, module in TEST_GAMES.items():
+        games.register(name, module)
+
+
+def _drop_test_games() -> None:
+    for name in TEST_GAMES:
+        games.unregister(name)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_games() -> Iterator[None]:
+    _host_test_games()
+    yield
+    _drop_test_games()
+
 
 def _cases() -> list[tuple[str, int, str]]:
     out = []
-    for name in games.names():
-        engine = games.get(name)
-        for seats in sorted({engine.MIN_SEATS, min(engine.MAX_SEATS, engine.MIN_SEATS + 2)}):
-            out.append((name, seats, f"conformance-{name}-{seats}"))
+    _host_test_games()
+    try:
+        for name in games.names():
+            engine = games.get(name)
+            for seats in sorted({engine.MIN_SEATS, min(engine.MAX_SEATS, engine.MIN_SEATS + 2)}):
+                out.append((name, seats, f"conformance-{name}-{seats}"))
+    finally:
+        _drop_test_games()
     return out
 
 

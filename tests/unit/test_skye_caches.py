@@ -119,10 +119,13 @@ def test_command_json_fast_paths_write_what_the_generic_writer_writes() -> None:
         assert list(fast) == list(generic)  # same key order, so the same bytes
 
 
-def test_folding_the_same_events_twice_shares_the_states() -> None:
+def test_folding_the_same_events_twice_gives_equal_states() -> None:
+    # (Before the kernel, ``evolve`` remembered recent folds by identity, so that folding
+    # ``decide``'s events a second time was a lookup; ``decide`` now folds on the kernel
+    # instead, and the remembered folds went with the old ``evolve``.)
     events = skye.setup(4, {}, Rng("fold"))
     first, again = replay(skye, events), replay(skye, events)
-    assert again is first  # remembered: the same event objects into the same states
+    assert again == first
     copies = [skye.event_from_json(skye.event_to_json(e)) for e in events]
     fresh = replay(skye, copies)
     assert fresh == first and fresh is not first

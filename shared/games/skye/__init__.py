@@ -3,18 +3,21 @@
 The package provides the ``Engine`` names of ``shared/games/base.py`` (plus ``random_command``):
 ``data`` loads the packaged tiles and scoring tiles, ``territory`` holds grid geometry,
 placement and areas, ``scoring`` the 16 scoring tiles, scrolls and income, ``messages`` the
-commands and events, ``state`` the state and ``evolve``, ``engine`` everything else.
+commands and events, ``state`` the frozen state, ``kernel`` the rules (``KERNEL``, from which
+``decide``, ``evolve`` and ``evolve_all`` are derived), ``engine`` options, setup, views and
+the rest; ``bots`` the heuristic (``HEURISTIC``) and ``search`` ISMCTS's hooks (``SEARCH``).
 """
 
 from __future__ import annotations
 
+from shared.games.kernel import decide_with, evolve_all_with, evolve_with
+from shared.games.skye import bots, search
 from shared.games.skye.engine import (
     MAX_SEATS,
     MIN_SEATS,
     NAME,
     TRAITS,
     command_to_json,
-    decide,
     determinize,
     event_from_json,
     event_to_json,
@@ -27,15 +30,26 @@ from shared.games.skye.engine import (
     to_act,
     view,
 )
+from shared.games.skye.kernel import Table
 from shared.games.skye.messages import COMMANDS, EVENTS, parse_command
-from shared.games.skye.state import State, evolve
+from shared.games.skye.state import State
+
+KERNEL = Table
+decide = decide_with(KERNEL)
+evolve = evolve_with(KERNEL)
+evolve_all = evolve_all_with(KERNEL)
+SEARCH = search
+HEURISTIC = bots.choose
 
 __all__ = [
     "COMMANDS",
     "EVENTS",
+    "HEURISTIC",
+    "KERNEL",
     "MAX_SEATS",
     "MIN_SEATS",
     "NAME",
+    "SEARCH",
     "State",
     "TRAITS",
     "command_to_json",
@@ -44,6 +58,7 @@ __all__ = [
     "event_from_json",
     "event_to_json",
     "evolve",
+    "evolve_all",
     "legal_commands",
     "outcome",
     "parse_command",

@@ -1,4 +1,8 @@
-"""Isle of Skye: options, setup, decide, legal commands, views, outcome, determinize.
+"""Isle of Skye: options, setup, views, redaction, JSON, determinize, random commands.
+
+The rules themselves (what a command may do, the events it causes, how each event changes the
+game, who acts, what is legal, the outcome) are written once, in ``kernel.py``; ``decide``,
+``evolve``, ``to_act``, ``legal_commands`` and ``outcome`` are that kernel's.
 
 Round flow (phases that wait for players are ``prices``, ``buying`` and ``building``; the
 others run inside ``decide`` as soon as the previous phase ends, each recorded by events):
@@ -32,18 +36,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from shared.games import base
-from shared.games.base import command_json, from_json, ranks_from_scores, to_json
+from shared.games.base import command_json, from_json, to_json
 from shared.games.errors import (
     GAME_OVER,
     NOT_YOUR_TURN,
     GameError,
     illegal,
-    invalid_command,
     invalid_options,
 )
 from shared.games.rng import Rng
 from shared.games.skye import messages as m
-from shared.games.skye import scoring
 from shared.games.skye.data import (
     CASTLE_IDS,
     LANDSCAPE_IDS,
@@ -54,7 +56,16 @@ from shared.games.skye.data import (
     schedule,
     scoring_tile_id,
 )
-from shared.games.skye.state import Player, State, evolve
+from shared.games.skye.kernel import (
+    income as income,  # the income rule, for tests that check a round's gold
+)
+from shared.games.skye.kernel import (
+    legal_commands,
+    opening,
+    outcome,
+    to_act,
+)
+from shared.games.skye.state import Player, State
 from shared.games.skye.territory import Territory
 
 NAME = "skye"
@@ -66,7 +77,6 @@ TRAITS = base.Traits(
     lists_all_commands=False,  # prices cannot be listed: random_command draws them
     secret_command_fields={"set_prices": ("discard", "prices")},
 )
-TILES_PER_SEAT = 3
 VARIANT_MAX_SEATS = 3
 
 OPTION_KEYS = ("scoring_tiles", "first_player", "advanced_variant")
@@ -147,334 +157,7 @@ def setup(seats: int, options: Mapping[str, Any], rng: Rng) -> list[Any]:
         first_player=first,
         advanced_variant=opts["advanced_variant"],
     )
-    state = evolve(None, start)
-    events: list[Any] = [start]
-    events += _run(state, _start_round(state, 1, first, rng), rng)
-    return events
-
-
-# -- automatic steps --------------------------------------------------------------------------
-
-
-def _run(state: State, events: list[Any], rng: Rng) -> list[Any]:
-    """``events`` followed by every automatic event they lead to (until players must act)."""
-    out = list(events)
-    for e in events:
-        state = evolve(state, e)
-    while True:
-        step = _auto(state, rng)
-        if not step:
-            return out
-        for e in step:
-            state = evolve(state, e)
-        out += step
-
-
-def income(state: State) -> m.IncomePaid:
-    """Phase 1 for every seat: castle 5, +1 per whisky tile joined to the castle by road,
-    from round 3 the round's amount per player ahead on the score track."""
-    scores = [p.score for p in state.players]
-    castle = tuple(scoring.castle_income(p.territory) for p in state.players)
-    whisky = tuple(scoring.connected_whisky_tiles(p.territory) for p in state.players)
-    catch = tuple(scoring.catch_up(state.round, scores, i) for i in range(state.seats))
-    gold = tuple(c + w + k for c, w, k in zip(castle, whisky, catch, strict=True))
-    return m.IncomePaid(round=state.round, gold=gold, castle=castle, whisky=whisky, catch_up=catch)
-
-
-def _start_round(state: State, round_no: int, start: int, rng: Rng) -> list[Any]:
-    started = m.RoundStarted(round=round_no, start_player=start)
-    s = evolve(state, started)
-    paid = income(s)
-    bag = list(s.bag)
-    hands: list[list[str]] = [[] for _ in range(s.seats)]
-    # Each seat draws its 3 in turn order; with a short bag the last seats get fewer.
-    for i in range(s.seats):
-        seat = (start + i) % s.seats
-        for _ in range(TILES_PER_SEAT):
-            if bag:
-                hands[seat].append(bag.pop(rng.below(len(bag))))
-    extra = None
-    if s.advanced_variant and bag:
-        extra = bag.pop(rng.below(len(bag)))
-    drawn = m.TilesDrawn(
-        round=round_no,
-        tiles=tuple(tuple(h) for h in hands),
-        extra=extra,
-        extra_price=round_no + 1 if extra else 0,
-    )
-    return [started, paid, drawn, m.PhaseStarted(phase="prices")]
-
-
-def _stuck(p: Player) -> bool:
-    return bool(p.to_place) and not any(p.territory.has_spot(t) for t in set(p.to_place))
-
-
-def _round_points(state: State) -> m.RoundScored:
-    letters = schedule(state.seats)[state.round - 1]
-    territories = [p.territory for p in state.players]
-    golds = [p.gold for p in state.players]
-    points: list[dict[str, int]] = [{} for _ in range(state.seats)]
-    for letter in letters:
-        tile = state.scoring_tiles[LETTERS.index(letter)]
-        for seat, pts in enumerate(scoring.score_tile(tile, territories, golds)):
-            points[seat][letter] = pts
-    return m.RoundScored(round=state.round, points=tuple(points))
-
-
-def final_scoring(state: State) -> list[Any]:
-    """Scrolls and gold, then ``game_ended`` with the result."""
-    scrolls = tuple(scoring.scroll_points(p.territory) for p in state.players)
-    gold = tuple(scoring.gold_points(p.gold) for p in state.players)
-    scored = m.GameScored(scrolls=scrolls, gold=gold)
-    after = evolve(state, scored)
-    result = _result(after)
-    return [
-        scored,
-        m.GameEnded(
-            scores=tuple(result["scores"]),
-            tiebreak=tuple(result["tiebreak"]),
-            winners=tuple(result["winners"]),
-            ranks=tuple(result["ranks"]),
-            draw=result["draw"],
-        ),
-    ]
-
-
-def _auto(state: State, rng: Rng) -> list[Any]:
-    """The next automatic events, or [] when players must act (or the game is over)."""
-    phase = state.phase
-    if phase == "prices" and all(p.prices_set for p in state.players):
-        offers = tuple(
-            {"seat": i, "discard": p.discard, "prices": dict(p.offer)}
-            for i, p in enumerate(state.players)
-        )
-        axed = tuple(sorted(p.discard for p in state.players if p.discard))
-        return [
-            m.PricesRevealed(offers=offers),
-            m.TilesDiscarded(tiles=axed),
-            m.PhaseStarted(phase="buying"),
-        ]
-    if phase == "buying" and state.buyer is None:
-        return [
-            m.UnsoldTilesKept(
-                tiles=tuple(p.drawn for p in state.players),
-                gold_lost=tuple(p.staked for p in state.players),
-            ),
-            m.PhaseStarted(phase="building"),
-        ]
-    if phase == "building":
-        returned = [
-            m.TileReturned(seat=i, tile=t)
-            for i, p in enumerate(state.players)
-            if _stuck(p)
-            for t in p.to_place
-        ]
-        if returned:
-            return returned
-        if not any(p.to_place for p in state.players):
-            return [_round_points(state)]
-        return []
-    if phase == "scored":
-        if state.extra is not None:
-            return [m.ExtraTileReturned(tile=state.extra)]
-        if state.round >= state.rounds:
-            return final_scoring(state)
-        return _start_round(state, state.round + 1, (state.start_player + 1) % state.seats, rng)
-    return []
-
-
-# -- decide -----------------------------------------------------------------------------------
-
-
-def _check_prices(p: Player, cmd: m.SetPrices) -> None:
-    drawn = set(p.drawn)
-    if cmd.discard is None:
-        raise illegal("discard_required", "put the axe on one of your drawn tiles")
-    if cmd.discard not in drawn:
-        raise illegal("not_your_tile", f"you did not draw {cmd.discard}")
-    for tile, price in cmd.prices.items():
-        if tile == cmd.discard:
-            raise illegal("discard_priced", f"{tile} carries the axe; it cannot have a price")
-        if tile not in drawn:
-            raise illegal("not_your_tile", f"you did not draw {tile}")
-        if price < 1:
-            raise illegal("price_too_low", f"{tile} needs at least 1 gold")
-    missing = sorted(drawn - {cmd.discard} - set(cmd.prices))
-    if missing:
-        raise illegal("missing_price", f"set a price on {', '.join(missing)}")
-    total = sum(cmd.prices.values())
-    if total > p.gold:
-        raise illegal("not_enough_gold", f"prices total {total} but you have {p.gold} gold")
-
-
-def _offer_owner(state: State, tile: str) -> int | None:
-    for i, p in enumerate(state.players):
-        if p.price_of(tile) is not None:
-            return i
-    return None
-
-
-def decide(state: State, seat: int, command: Any, rng: Rng) -> list[Any]:
-    """The events ``command`` by ``seat`` causes (and the automatic phases after it)."""
-    if state.phase == "game_over":
-        raise GameError(GAME_OVER, "the game is over")
-    if not isinstance(seat, int) or not 0 <= seat < state.seats:
-        raise GameError(NOT_YOUR_TURN, f"no seat {seat} in this game")
-    p = state.players[seat]
-    events: list[Any]
-    if isinstance(command, m.SetPricesTemplate):  # the listed entry, taken as its default split
-        command = m.SetPrices(discard=command.discard, prices=dict(command.prices))
-    if isinstance(command, m.SetPrices):
-        if state.phase != "prices":
-            raise illegal("wrong_phase", f"prices are set in the price phase, not {state.phase}")
-        if p.prices_set:
-            raise illegal("already_set", "you already set your prices this round")
-        _check_prices(p, command)
-        ordered = {t: command.prices[t] for t in p.drawn if t in command.prices}
-        events = [m.PricesSet(seat=seat, discard=command.discard, prices=ordered)]
-    elif isinstance(command, m.Buy | m.Pass):
-        if state.phase != "buying":
-            raise illegal("wrong_phase", f"tiles are bought in the buying phase, not {state.phase}")
-        if state.buyer != seat:
-            raise GameError(NOT_YOUR_TURN, f"it is seat {state.buyer}'s turn to buy")
-        if isinstance(command, m.Pass):
-            events = [m.Passed(seat=seat)]
-        elif command.tile == state.extra:
-            if state.extra_price > p.gold:
-                raise illegal(
-                    "not_enough_gold",
-                    f"the extra tile costs {state.extra_price}, you have {p.gold}",
-                )
-            events = [
-                m.TileBought(seat=seat, tile=command.tile, seller=None, price=state.extra_price)
-            ]
-        else:
-            owner = _offer_owner(state, command.tile)
-            if owner is None:
-                raise illegal("not_offered", f"{command.tile} is not for sale")
-            if owner == seat:
-                raise illegal("own_tile", "you cannot buy your own tile")
-            price = state.players[owner].price_of(command.tile) or 0
-            if price > p.gold:
-                raise illegal("not_enough_gold", f"{command.tile} costs {price}, you have {p.gold}")
-            events = [m.TileBought(seat=seat, tile=command.tile, seller=owner, price=price)]
-    elif isinstance(command, m.Place):
-        if state.phase != "building":
-            raise illegal(
-                "wrong_phase", f"tiles are placed in the building phase, not {state.phase}"
-            )
-        if not p.to_place:
-            raise GameError(NOT_YOUR_TURN, "you have no tile to place")
-        if command.tile not in p.to_place:
-            raise illegal("not_your_tile", f"{command.tile} is not among your tiles to place")
-        why = p.territory.check(command.tile, command.x, command.y, command.rotation)
-        if why is not None:
-            raise illegal(why, _PLACE_DETAIL[why])
-        events = [
-            m.TilePlaced(
-                seat=seat,
-                tile=command.tile,
-                x=command.x,
-                y=command.y,
-                rotation=command.rotation,
-            )
-        ]
-    else:
-        raise invalid_command(
-            f"not an Isle of Skye command: {command!r}", type="an Isle of Skye command"
-        )
-    return _run(state, events, rng)
-
-
-_PLACE_DETAIL = {
-    "occupied": "a tile already lies there",
-    "no_contact": "a tile must touch your territory along an edge",
-    "terrain_mismatch": "every touching edge must show the same terrain",
-}
-
-# -- queries ----------------------------------------------------------------------------------
-
-
-def to_act(state: State) -> tuple[int, ...]:
-    """Seats that must send a command now: all who still set prices; the buyer; every seat
-    with tiles to place."""
-    if state.phase == "prices":
-        return tuple(i for i, p in enumerate(state.players) if not p.prices_set)
-    if state.phase == "buying":
-        return () if state.buyer is None else (state.buyer,)
-    if state.phase == "building":
-        return tuple(i for i, p in enumerate(state.players) if p.to_place)
-    return ()
-
-
-def buy_options(state: State, seat: int) -> list[m.Buy]:
-    """Every tile ``seat`` may buy now (other seats' offers and the extra tile it can afford)."""
-    if state.buyer != seat:
-        return []
-    gold = state.players[seat].gold
-    out = [
-        m.Buy(tile=t)
-        for i, p in enumerate(state.players)
-        if i != seat
-        for t, price in p.offer
-        if price <= gold
-    ]
-    if state.extra is not None and state.extra_price <= gold:
-        out.append(m.Buy(tile=state.extra))
-    return out
-
-
-def legal_commands(state: State, seat: int) -> list[Any]:
-    """Every command ``seat`` may send now. In the price phase: one ``SetPricesTemplate``
-    (tiles to price, gold available, minimum price 1, and a default split), because price
-    splits are not listed."""
-    if state.phase == "game_over" or not 0 <= seat < state.seats:
-        return []
-    p = state.players[seat]
-    if state.phase == "prices":
-        if p.prices_set:
-            return []
-        return [m.SetPricesTemplate.for_tiles(p.drawn, p.gold)]
-    if state.phase == "buying":
-        if state.buyer != seat:
-            return []
-        return [*buy_options(state, seat), m.Pass()]
-    if state.phase == "building":
-        return [
-            _place_command(tile, x, y, r)
-            for tile in dict.fromkeys(p.to_place)
-            for x, y, r in p.territory.spots(tile)
-        ]
-    return []
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _place_command(tile: str, x: int, y: int, rotation: int) -> m.Place:
-    """A ``Place`` command, shared (commands are immutable): a building seat's listing holds
-    dozens, rebuilt after every placement, and most of them were listed before."""
-    return m.Place(tile=tile, x=x, y=y, rotation=rotation)
-
-
-def _result(state: State) -> dict[str, Any]:
-    scores = [p.score for p in state.players]
-    tiebreak = [scoring.leftover_gold(p.gold) for p in state.players]
-    ranks = ranks_from_scores(scores, tiebreak)
-    winners = [i for i, r in enumerate(ranks) if r == 1]
-    return {
-        "scores": scores,
-        "tiebreak": tiebreak,
-        "winners": winners,
-        "ranks": ranks,
-        "draw": len(winners) > 1,
-    }
-
-
-def outcome(state: State) -> dict[str, Any] | None:
-    """None while the game runs; then scores, winners, ranks (ties broken by leftover gold,
-    i.e. the coins not turned into points), ``draw`` and the ``tiebreak`` values."""
-    if state.phase != "game_over":
-        return None
-    return _result(state)
+    return [start, *opening(start, rng)]
 
 
 # -- JSON -------------------------------------------------------------------------------------

@@ -81,6 +81,7 @@ class Territory:
         "_area_of",
         "_roads",
         "_json",
+        "_hash",
     )
 
     def __init__(self, placements: Iterable[Placement]) -> None:
@@ -107,6 +108,7 @@ class Territory:
         self._area_of: dict[tuple[Cell, int], int] | None = None
         self._roads: frozenset[Cell] | None = None
         self._json: tuple[dict[str, int | str], ...] | None = None
+        self._hash: int | None = None
 
     @classmethod
     def of(cls, *placements: tuple[str, int, int, int]) -> Territory:
@@ -119,7 +121,12 @@ class Territory:
         return isinstance(other, Territory) and self.placements == other.placements
 
     def __hash__(self) -> int:
-        return hash(self.placements)
+        # Cached: search memo keys hash every seat's territory per play-out, and hashing the
+        # placements hashes each placement's fields.
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.placements)
+        return h
 
     def __repr__(self) -> str:
         return f"Territory({list(self.placements)!r})"

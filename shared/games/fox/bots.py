@@ -1,4 +1,4 @@
-"""A hand-written ``heuristic`` bot for The Fox in the Forest.
+"""The Fox in the Forest's hand-written ``heuristic`` bot (the engine's ``HEURISTIC``).
 
 Policy, in brief: with two players my t tricks leave the opponent 13 - t, so a round is worth
 (my points - theirs) 6 for 0-3 tricks, 3/4/5 for 7/8/9, -5/-4/-3 for 4/5/6 and -6 for 10+.
@@ -21,7 +21,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shared.games.fox import SUITS, cards_of
+from shared.games.fox.cards import SUITS, _trick_winner, cards_of
 
 _SUIT_INDEX = {name: i for i, name in enumerate(SUITS)}
 _ALL = (1 << 33) - 1
@@ -39,24 +39,11 @@ _SPREAD = ((-3, 0.05), (-2, 0.1), (-1, 0.2), (0, 0.3), (1, 0.2), (2, 0.1), (3, 0
 LOW_E, LOW_LEFT, HIGH_E, HIGH_LEFT = 0.8, 0.25, 0.8, 0.39
 
 
-def _second_wins(trump: int, lead: int, second: int) -> bool:
-    """Whether the follower's card takes the trick (the engine's rule, Witch included)."""
-    lead_suit, lead_rank = divmod(lead, 11)
-    second_suit, second_rank = divmod(second, 11)
-    lone_witch = (lead_rank == _WITCH) != (second_rank == _WITCH)
-    lead_trump = lead_suit == trump or (lone_witch and lead_rank == _WITCH)
-    second_trump = second_suit == trump or (lone_witch and second_rank == _WITCH)
-    if lead_trump or second_trump:
-        if lead_trump and second_trump:
-            return second_rank > lead_rank
-        return second_trump
-    return second_suit == lead_suit and second_rank > lead_rank
-
-
-# _BEATS[trump][lead]: the mask of every card that takes a trick led with ``lead``.
+# _BEATS[trump][lead]: the mask of every card that takes a trick led with ``lead`` (by the
+# engine's own trick rule, Witch included).
 _BEATS = tuple(
     tuple(
-        sum(1 << s for s in range(33) if s != lead and _second_wins(trump, lead, s))
+        sum(1 << s for s in range(33) if s != lead and _trick_winner(trump, lead, s))
         for lead in range(33)
     )
     for trump in range(3)

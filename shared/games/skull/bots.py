@@ -1,4 +1,5 @@
-"""The hand-written ``heuristic`` bot for Skull: a pure function of one seat's view.
+"""The hand-written ``heuristic`` bot for Skull (the package's ``HEURISTIC``): a pure function of
+one seat's view.
 
 Policy, in brief:
 

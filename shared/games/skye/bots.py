@@ -1,4 +1,4 @@
-"""The hand-written ``heuristic`` bot for Isle of Skye.
+"""The hand-written ``heuristic`` bot for Isle of Skye (the package's ``HEURISTIC``).
 
 Policy (every number below is in victory points, VP, unless it says gold):
 

@@ -1,0 +1,714 @@
+"""Skull's rules, written once: the mutable kernel (``SkullKernel``) and the table it starts from.
+
+Each ``_on_<event>`` mutator is the only statement of how that event changes a game; ``apply``
+checks a command against the rules and hands the events it causes to ``emit`` one at a time, so
+each later step reads the state the earlier events left. The engine contract's ``decide`` and
+``evolve`` are derived from it (``shared/games/kernel.py``); search plays on ``copy()``.
+
+Why it is fast enough to be the search's play-out too: one mutable object instead of a frozen
+``State`` (and ``Player``) per event; per-seat lists changed in place; running counts (discs on
+the table, players still in with an empty stack, discs turned up per seat) instead of
+recounting; commands and events made once per distinct value at import (a listing is a slice of
+a prebuilt list); and ``freeze`` reuses the frozen ``Player`` of every seat no event touched.
+
+Invariants the counts rely on, true of every state the rules reach and of ``determinize``'s:
+``table`` is the sum of the stack heights, ``bare`` the players still in with an empty stack,
+``up[s]`` the entries of ``flipped`` for ``s`` and ``alive[s]`` whether ``s`` owns a disc.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from shared.games import base
+from shared.games.errors import GAME_OVER, NOT_YOUR_TURN, GameError, illegal
+from shared.games.kernel import Emit, Kernel
+from shared.games.rng import Rng
+from shared.games.skull.messages import (
+    BIDDING,
+    CHOOSING_STARTER,
+    COMMANDS,
+    DISCS,
+    ENGLISH,
+    EVENTS,
+    FLIPPING,
+    FLOWER,
+    FLOWERS_PER_PLAYER,
+    GAME_OVER_PHASE,
+    MAX_SEATS,
+    NAME,
+    PENALTY,
+    PLACING,
+    REASON_CHALLENGES,
+    REASON_LAST_STANDING,
+    SKULL,
+    SKULLS_PER_PLAYER,
+    WINS_NEEDED,
+    Bid,
+    BidMade,
+    BidPassed,
+    ChallengeFailed,
+    ChallengeStarted,
+    ChallengeWon,
+    ChooseStarter,
+    Discard,
+    DiscFlipped,
+    DiscLost,
+    DiscPlaced,
+    DiscsShuffled,
+    Flip,
+    GameSetUp,
+    GameWon,
+    Pass,
+    PickDisc,
+    Place,
+    Player,
+    PlayerEliminated,
+    RoundStarted,
+    StarterChoiceOffered,
+    State,
+    TurnStarted,
+    _replace_player,
+    _replace_state,
+    invalid_command,
+)
+
+# --- shared messages ---------------------------------------------------------------------------
+
+# Commands and events are frozen values, so the ones made on every turn are made once here and
+# shared: equal (and hashing equal) to fresh ones, so they key ISMCTS children and compare in
+# tests. Only a seat or count of type ``int`` indexes these tables: a ``True`` sent for seat 1
+# gets a fresh message holding ``True``, exactly the value it was asked for.
+_MAX_TABLE = MAX_SEATS * (FLOWERS_PER_PLAYER + SKULLS_PER_PLAYER)
+_SEATS = range(MAX_SEATS)
+_COUNTS = range(_MAX_TABLE + 1)
+_BIDS = [Bid(count=c) for c in _COUNTS]  # _BIDS[c] is Bid(count=c)
+_PASS = Pass()
+_PLACE = {FLOWER: Place(disc=FLOWER), SKULL: Place(disc=SKULL)}
+_DISCARD = {FLOWER: Discard(disc=FLOWER), SKULL: Discard(disc=SKULL)}
+_FLIPS = [Flip(seat=s) for s in _SEATS]
+_STARTERS = [ChooseStarter(seat=s) for s in _SEATS]
+_PICKS = [PickDisc(index=i) for i in range(FLOWERS_PER_PLAYER + SKULLS_PER_PLAYER)]
+_TO_ACT = [(s,) for s in _SEATS]
+
+_PLACED = {d: [DiscPlaced(seat=s, disc=d) for s in _SEATS] for d in DISCS}
+_FLIPPED = {d: [DiscFlipped(seat=s, disc=d) for s in _SEATS] for d in DISCS}
+_TURNS = [TurnStarted(seat=s) for s in _SEATS]
+_PASSED = [BidPassed(seat=s) for s in _SEATS]
+_BIDS_MADE = [[BidMade(seat=s, count=c) for c in _COUNTS] for s in _SEATS]
+_CHALLENGES = [[ChallengeStarted(seat=s, bid=c) for c in _COUNTS] for s in _SEATS]
+_PLAYER = Player()
+_STATE = State(seats=0)
+
+
+def _bids(low: int, high: int) -> list[Any]:
+    """``Bid`` commands for the counts ``low`` to ``high - 1``."""
+    if high <= len(_BIDS):
+        return _BIDS[low:high]
+    return [Bid(count=c) for c in range(low, high)]  # beyond any table the rules reach
+
+
+def _to_act(turn: int | None, phase: str) -> tuple[int, ...]:
+    """The one seat that must act now, or () when the game is over."""
+    if turn is None or phase == GAME_OVER_PHASE:
+        return ()
+    return _TO_ACT[turn] if type(turn) is int and 0 <= turn < MAX_SEATS else (turn,)
+
+
+def _not_a_command(command: Any) -> GameError:
+    return invalid_command(f"not a {NAME} command: {command!r}", type="a skull command")
+
+
+def _wrong_phase(command: Any, phase: str) -> GameError:
+    return illegal("wrong_phase", f"{command.TYPE} is not allowed in the {phase} phase")
+
+
+_COMMAND_TYPES = tuple(COMMANDS.values())
+
+
+class SkullKernel(Kernel):
+    """A Skull game as one mutable table.
+
+    Per seat (lists indexed by seat): ``flowers``/``skulls`` owned, ``stacks`` (faces, bottom
+    first, as tuples), ``up`` (discs turned up this round), ``wins``, ``passed``, ``lost``
+    (tuples), ``known`` (the public ``known_skull``), ``alive`` and ``frozen`` (the seat's
+    frozen ``Player`` while no event changed it, else None). The rest are ``State``'s fields
+    (``flipped`` as a list) plus ``english`` (the rule as a flag) and the running counts
+    ``table`` and ``bare`` (see the module's invariants).
+    """
+
+    __slots__ = (
+        "seats", "next_starter", "english", "flowers", "skulls", "stacks", "up", "wins",
+        "passed", "lost", "known", "alive", "frozen", "phase", "round", "starter", "turn",
+        "bid", "bidder", "challenger", "flipped", "skull_owner", "shuffled", "winners",
+        "table", "bare",
+    )  # fmt: skip
+
+    EVENTS: ClassVar[dict[str, type]] = EVENTS
+    # Elimination follows from the disc count ``disc_lost`` leaves; the event announces it.
+    INERT: ClassVar[tuple[str, ...]] = ("player_eliminated",)
+
+    seats: int
+    next_starter: str
+    english: bool
+    flowers: list[int]
+    skulls: list[int]
+    stacks: list[tuple[str, ...]]
+    up: list[int]
+    wins: list[int]
+    passed: list[bool]
+    lost: list[tuple[str, ...]]
+    known: list[bool | None]
+    alive: list[bool]
+    frozen: list[Player | None]
+    phase: str
+    round: int
+    starter: int | None
+    turn: int | None
+    bid: int
+    bidder: int | None
+    challenger: int | None
+    flipped: list[tuple[int, str]]
+    skull_owner: int | None
+    shuffled: tuple[str, ...]
+    winners: tuple[int, ...]
+    table: int
+    bare: int
+
+    # --- to and from the frozen state ---------------------------------------------------------
+
+    @classmethod
+    def thaw(cls, state: State) -> SkullKernel:
+        """The kernel at ``state`` (any state: determinized and hand-built ones too)."""
+        k = cls.__new__(cls)
+        players = state.players
+        k.seats = state.seats
+        k.next_starter = state.next_starter
+        k.english = state.next_starter == ENGLISH
+        k.flowers = flowers = [p.flowers for p in players]
+        k.skulls = skulls = [p.skulls for p in players]
+        k.stacks = stacks = [p.stack for p in players]
+        k.wins = [p.wins for p in players]
+        k.passed = [p.passed for p in players]
+        k.lost = [p.lost for p in players]
+        k.known = [p.known_skull for p in players]
+        k.alive = alive = [f + s != 0 for f, s in zip(flowers, skulls, strict=True)]
+        k.frozen = list(players)
+        k.phase = state.phase
+        k.round = state.round
+        k.starter = state.starter
+        k.turn = state.turn
+        k.bid = state.bid
+        k.bidder = state.bidder
+        k.challenger = state.challenger
+        k.flipped = list(state.flipped)
+        k.skull_owner = state.skull_owner
+        k.shuffled = state.shuffled
+        k.winners = state.winners
+        up = [0] * len(players)
+        for s, _ in state.flipped:
+            up[s] += 1
+        k.up = up
+        k.table = sum(map(len, stacks))
+        k.bare = sum([a and not st for a, st in zip(alive, stacks, strict=True)])
+        return k
+
+    @classmethod
+    def start(cls, event: Any) -> SkullKernel:
+        """The kernel ``game_set_up`` creates."""
+        assert isinstance(event, GameSetUp), "the first skull event is game_set_up"
+        k = cls.__new__(cls)
+        k._on_game_set_up(event)
+        return k
+
+    def freeze(self) -> State:
+        """Today's frozen ``State`` of this position (``==`` what the events evolved to)."""
+        frozen = self.frozen
+        for s, p in enumerate(frozen):
+            if p is None:
+                frozen[s] = _replace_player(
+                    _PLAYER,
+                    flowers=self.flowers[s],
+                    skulls=self.skulls[s],
+                    stack=self.stacks[s],
+                    wins=self.wins[s],
+                    passed=self.passed[s],
+                    lost=self.lost[s],
+                    known_skull=self.known[s],
+                )
+        state: State = _replace_state(
+            _STATE,
+            seats=self.seats,
+            next_starter=self.next_starter,
+            players=tuple(frozen),
+            phase=self.phase,
+            round=self.round,
+            starter=self.starter,
+            turn=self.turn,
+            bid=self.bid,
+            bidder=self.bidder,
+            challenger=self.challenger,
+            flipped=tuple(self.flipped),
+            skull_owner=self.skull_owner,
+            shuffled=self.shuffled,
+            winners=self.winners,
+        )
+        return state
+
+    def copy(self) -> SkullKernel:
+        """An independent kernel at the same position (the lists copied, their items shared:
+        they are immutable)."""
+        k = SkullKernel.__new__(SkullKernel)
+        k.seats = self.seats
+        k.next_starter = self.next_starter
+        k.english = self.english
+        k.flowers = self.flowers[:]
+        k.skulls = self.skulls[:]
+        k.stacks = self.stacks[:]
+        k.up = self.up[:]
+        k.wins = self.wins[:]
+        k.passed = self.passed[:]
+        k.lost = self.lost[:]
+        k.known = self.known[:]
+        k.alive = self.alive[:]
+        k.frozen = self.frozen[:]
+        k.phase = self.phase
+        k.round = self.round
+        k.starter = self.starter
+        k.turn = self.turn
+        k.bid = self.bid
+        k.bidder = self.bidder
+        k.challenger = self.challenger
+        k.flipped = self.flipped[:]
+        k.skull_owner = self.skull_owner
+        k.shuffled = self.shuffled
+        k.winners = self.winners
+        k.table = self.table
+        k.bare = self.bare
+        return k
+
+    # --- the mutators: how each event changes the game ----------------------------------------
+
+    def _on_game_set_up(self, event: GameSetUp) -> None:
+        n = event.seats
+        has_skull = event.skulls > 0
+        self.seats = n
+        self.next_starter = event.next_starter
+        self.english = event.next_starter == ENGLISH
+        self.flowers = [event.flowers] * n
+        self.skulls = [event.skulls] * n
+        self.stacks = [()] * n
+        self.up = [0] * n
+        self.wins = [0] * n
+        self.passed = [False] * n
+        self.lost = [()] * n
+        self.known = [has_skull] * n
+        self.alive = [event.flowers + event.skulls != 0] * n
+        player = Player(flowers=event.flowers, skulls=event.skulls, known_skull=has_skull)
+        self.frozen = [player] * n
+        self.phase = PLACING
+        self.round = 0
+        self.starter = self.turn = self.bidder = self.challenger = self.skull_owner = None
+        self.bid = 0
+        self.flipped = []
+        self.shuffled = ()
+        self.winners = ()
+        self.table = 0
+        self.bare = self.alive.count(True)
+
+    def _on_round_started(self, event: RoundStarted) -> None:
+        stacks, passed, frozen = self.stacks, self.passed, self.frozen
+        for s in range(len(stacks)):
+            if stacks[s] or passed[s]:
+                stacks[s] = ()
+                passed[s] = False
+                frozen[s] = None
+        self.up = [0] * len(stacks)
+        self.flipped = []
+        self.phase = PLACING
+        self.round = event.round
+        self.starter = self.turn = event.starter
+        self.bid = 0
+        self.bidder = self.challenger = self.skull_owner = None
+        self.shuffled = ()
+        self.table = 0
+        self.bare = self.alive.count(True)
+
+    def _on_disc_placed(self, event: DiscPlaced) -> None:
+        seat = event.seat
+        stack = self.stacks[seat]
+        if not stack and self.alive[seat]:
+            self.bare -= 1
+        # A redacted copy (disc None) still shows the stack grew; a flower stands in.
+        self.stacks[seat] = (*stack, event.disc or FLOWER)
+        self.table += 1
+        self.frozen[seat] = None
+
+    def _on_turn_started(self, event: TurnStarted) -> None:
+        self.turn = event.seat
+
+    def _on_bid_made(self, event: BidMade) -> None:
+        self.phase = BIDDING
+        self.bid = event.count
+        self.bidder = event.seat
+
+    def _on_bid_passed(self, event: BidPassed) -> None:
+        self.passed[event.seat] = True
+        self.frozen[event.seat] = None
+
+    def _on_challenge_started(self, event: ChallengeStarted) -> None:
+        self.phase = FLIPPING
+        self.challenger = self.bidder = self.turn = event.seat
+        self.bid = event.bid
+
+    def _on_disc_flipped(self, event: DiscFlipped) -> None:
+        seat, disc = event.seat, event.disc
+        self.flipped.append((seat, disc))
+        up = self.up[seat] + 1
+        self.up[seat] = up
+        known = self.known[seat]
+        if disc == SKULL:
+            known = True
+        else:
+            # As many flowers turned up this round as it owns: it owns no skull. ``up`` counts
+            # every face, so it is the cheap necessary test before the count.
+            owned = self.flowers[seat] + self.skulls[seat]
+            if up >= owned and self.flipped.count((seat, FLOWER)) >= owned:
+                known = False
+        if known is not self.known[seat]:
+            self.known[seat] = known
+            self.frozen[seat] = None
+
+    def _on_challenge_won(self, event: ChallengeWon) -> None:
+        self.wins[event.seat] = event.wins
+        self.frozen[event.seat] = None
+        self._discs_back()
+
+    def _on_challenge_failed(self, event: ChallengeFailed) -> None:
+        self.phase = PENALTY
+        self.skull_owner = self.turn = event.skull_owner
+        self._discs_back()
+
+    def _on_discs_shuffled(self, event: DiscsShuffled) -> None:
+        self.shuffled = tuple(event.order or (FLOWER,) * event.count)
+
+    def _on_disc_lost(self, event: DiscLost) -> None:
+        seat = event.seat
+        owned = self.flowers[seat] + self.skulls[seat]
+        # The others do not see which disc went (a skull known before may be gone now), so
+        # only "no skull" survives a loss; with no disc left there is no skull either.
+        self.known[seat] = False if owned <= 1 or self.known[seat] is False else None
+        disc = event.disc or FLOWER
+        self.lost[seat] = (*self.lost[seat], disc)
+        if disc == FLOWER:
+            self.flowers[seat] -= 1
+        else:
+            self.skulls[seat] -= 1
+        self.frozen[seat] = None
+        self.shuffled = ()
+        if self.alive[seat] and self.flowers[seat] + self.skulls[seat] == 0:
+            self.alive[seat] = False
+            if not self.stacks[seat]:
+                self.bare -= 1
+
+    def _on_starter_choice_offered(self, event: StarterChoiceOffered) -> None:
+        self.phase = CHOOSING_STARTER
+        self.turn = event.seat
+
+    def _on_game_won(self, event: GameWon) -> None:
+        self.phase = GAME_OVER_PHASE
+        self.winners = tuple(event.winners)
+        self.turn = None
+
+    def _discs_back(self) -> None:
+        """Everyone takes their discs back; the round's flips stay on record until the next."""
+        stacks, frozen = self.stacks, self.frozen
+        for s in range(len(stacks)):
+            if stacks[s]:
+                stacks[s] = ()
+                frozen[s] = None
+        self.table = 0
+        self.bare = self.alive.count(True)
+
+    # --- the read-only rules ------------------------------------------------------------------
+
+    def to_act(self) -> tuple[int, ...]:
+        """The one seat that must act now, or () when the game is over."""
+        return _to_act(self.turn, self.phase)
+
+    def legal_commands(self, seat: int) -> list[Any]:
+        """Every command ``seat`` may send now (empty when it is not theirs to act); a new list
+        each call, in the order the rules list them."""
+        turn = self.turn
+        phase = self.phase
+        if turn is None or seat != turn or phase == GAME_OVER_PHASE:
+            return []
+        if phase == PLACING:
+            stack = self.stacks[seat]
+            out: list[Any] = []
+            if self.flowers[seat] and self.flowers[seat] > stack.count(FLOWER):
+                out.append(_PLACE[FLOWER])
+            if self.skulls[seat] and self.skulls[seat] > stack.count(SKULL):
+                out.append(_PLACE[SKULL])
+            if not self.bare:
+                out += _bids(self.bid + 1, self.table + 1)
+            return out
+        if phase == BIDDING:
+            out = _bids(self.bid + 1, self.table + 1)
+            out.append(_PASS)
+            return out
+        if phase == FLIPPING:
+            up, stacks = self.up, self.stacks
+            if up[seat] < len(stacks[seat]):
+                return [_FLIPS[seat]]
+            return [_FLIPS[s] for s in range(self.seats) if s != seat and up[s] < len(stacks[s])]
+        if phase == PENALTY:
+            count = len(self.shuffled)
+            if count:
+                return (
+                    _PICKS[:count]
+                    if count <= len(_PICKS)
+                    else [PickDisc(index=i) for i in range(count)]
+                )
+            return [
+                _DISCARD[d]
+                for d, owned in ((FLOWER, self.flowers[seat]), (SKULL, self.skulls[seat]))
+                if owned > 0
+            ]
+        if phase == CHOOSING_STARTER:
+            alive = self.alive
+            return [_STARTERS[s] for s in range(self.seats) if alive[s]]
+        return []
+
+    def outcome(self) -> dict[str, Any] | None:
+        """None while the game runs; then scores (win markers), winners, ranks and ``draw``.
+
+        Ranks: the winner first, then by win markers, then by discs still owned (ties
+        share)."""
+        if self.phase != GAME_OVER_PHASE:
+            return None
+        won = [1 if s in self.winners else 0 for s in range(self.seats)]
+        keys = [(self.wins[s], self.flowers[s] + self.skulls[s]) for s in range(self.seats)]
+        return {
+            "scores": self.wins[:],
+            "winners": list(self.winners),
+            "ranks": base.ranks_from_scores(won, keys),
+            "draw": False,
+        }
+
+    # --- apply: the command rules -------------------------------------------------------------
+
+    def apply(self, seat: int, command: Any, rng: Rng, emit: Emit) -> None:
+        """``seat`` sends ``command``: raises ``GameError`` naming the broken rule before any
+        event, else hands each event it causes to ``emit`` in order."""
+        if self.phase == GAME_OVER_PHASE:
+            raise GameError(GAME_OVER, "the game is over")
+        if type(seat) is not int or seat != self.turn or not 0 <= seat < self.seats:
+            self._check_actor(seat, command)  # raises unless ``seat`` is to act after all
+        phase = self.phase
+        exact = type(seat) is int  # only then may a shared message stand for the seat
+        if isinstance(command, Place):
+            if phase != PLACING:
+                raise _wrong_phase(command, phase)
+            disc = command.disc
+            stack = self.stacks[seat]
+            if self.flowers[seat] + self.skulls[seat] == len(stack):
+                raise illegal("must_bid_empty_hand", "you have no disc in hand: you must bid")
+            owned = (
+                self.flowers[seat] if disc == FLOWER else self.skulls[seat] if disc == SKULL else 0
+            )
+            if not owned or owned == stack.count(disc):
+                raise illegal("no_such_disc", f"you have no {disc} in hand")
+            placed = _PLACED.get(disc) if exact and type(disc) is str else None
+            emit(placed[seat] if placed else DiscPlaced(seat=seat, disc=disc))
+            emit(_TURNS[self._next(seat)])
+        elif isinstance(command, Bid):
+            if phase != PLACING and phase != BIDDING:
+                raise _wrong_phase(command, phase)
+            if phase == PLACING and self.bare:
+                raise illegal(
+                    "place_first_disc", "everyone places a first disc before the bidding opens"
+                )
+            count = command.count
+            cap = self.table
+            if count > cap:
+                raise illegal("bid_above_cap", f"there are only {cap} discs on the table")
+            if count <= self.bid:
+                raise illegal("bid_not_higher", f"the bid must be higher than {self.bid}")
+            shared = exact and type(count) is int
+            emit(_BIDS_MADE[seat][count] if shared else BidMade(seat=seat, count=count))
+            if count == cap:
+                emit(_CHALLENGES[seat][count] if shared else ChallengeStarted(seat=seat, bid=count))
+            else:
+                emit(_TURNS[self._next_bidder(seat)])
+        elif isinstance(command, Pass):
+            if phase != BIDDING:
+                raise _wrong_phase(command, phase)
+            alive, passed = self.alive, self.passed
+            still_in = [s for s in range(self.seats) if alive[s] and not passed[s] and s != seat]
+            bidder = self.bidder
+            # Read before the pass: a seat with no one left to bid after it names itself.
+            following = self._next_bidder(seat)
+            emit(_PASSED[seat] if exact else BidPassed(seat=seat))
+            if still_in == [bidder]:
+                assert bidder is not None
+                emit(ChallengeStarted(seat=bidder, bid=self.bid))
+            else:
+                emit(_TURNS[following])
+        elif isinstance(command, Flip):
+            if phase != FLIPPING:
+                raise _wrong_phase(command, phase)
+            self._flip(seat, command.seat, rng, emit)
+        elif isinstance(command, PickDisc):
+            if phase != PENALTY:
+                raise _wrong_phase(command, phase)
+            shuffled = self.shuffled
+            if not shuffled:
+                raise illegal(
+                    "own_skull_discard", "it was your own skull: choose a disc with discard"
+                )
+            index = command.index
+            if not 0 <= index < len(shuffled):
+                raise illegal("no_such_disc", f"pick an index from 0 to {len(shuffled) - 1}")
+            self._lose(shuffled[index], seat, index, emit)
+        elif isinstance(command, Discard):
+            if phase != PENALTY:
+                raise _wrong_phase(command, phase)
+            if self.shuffled:
+                raise illegal("not_own_skull", "the skull's owner picks one of your discs blindly")
+            disc = command.disc
+            owned = (
+                self.flowers[seat] if disc == FLOWER else self.skulls[seat] if disc == SKULL else 0
+            )
+            if owned == 0:
+                raise illegal("no_such_disc", f"you have no {disc} left")
+            self._lose(disc, seat, None, emit)
+        elif isinstance(command, ChooseStarter):
+            if phase != CHOOSING_STARTER:
+                raise _wrong_phase(command, phase)
+            target = command.seat
+            if not 0 <= target < self.seats:
+                raise illegal("no_such_seat", f"there is no seat {target}")
+            if not self.alive[target]:
+                raise illegal("eliminated", f"seat {target} is out of the game")
+            emit(RoundStarted(round=self.round + 1, starter=target))
+        else:
+            raise _not_a_command(command)
+
+    def _check_actor(self, seat: int, command: Any) -> None:
+        """Raise unless ``seat`` is the one to act, naming the most helpful rule (an object
+        that is no Skull command is ``command/invalid`` whoever sends it)."""
+        if not isinstance(seat, int) or not 0 <= seat < self.seats:
+            raise GameError(NOT_YOUR_TURN, f"there is no seat {seat}")
+        if seat in self.to_act():
+            return
+        if not isinstance(command, _COMMAND_TYPES):
+            raise _not_a_command(command)
+        if isinstance(command, PickDisc) and self.phase == PENALTY:
+            raise illegal("not_skull_owner", "only the revealed skull's owner picks the disc")
+        if not self.alive[seat]:
+            raise illegal("eliminated", "you are out of the game")
+        if self.phase == BIDDING and self.passed[seat] and isinstance(command, Bid | Pass):
+            raise illegal("passed", "you passed and are out of this bidding")
+        raise GameError(NOT_YOUR_TURN, f"it is seat {self.turn}'s turn")
+
+    def _flip(self, seat: int, target: int, rng: Rng, emit: Emit) -> None:
+        if not 0 <= target < self.seats:
+            raise illegal("no_such_seat", f"there is no seat {target}")
+        up, stacks = self.up, self.stacks
+        if target != seat and up[seat] < len(stacks[seat]):
+            raise illegal("own_discs_first", "flip all your own discs first")
+        stack = stacks[target]
+        height = len(stack)
+        if up[target] >= height:
+            raise illegal("empty_stack", f"seat {target} has no face-down disc left")
+        # Your own stack turns over in one go, top down, and all of it even past the bid (the
+        # book: "Nejprve odkryje všechny žetony, které sám vyložil" - first all the discs you
+        # placed), so a skull of your own always fails you; another stack gives one disc.
+        take = height - up[target] if target == seat else 1
+        exact = type(target) is int
+        flipped = self.flipped
+        for k in range(take):
+            disc = stack[height - up[target] - 1]
+            shared = _FLIPPED.get(disc) if exact else None
+            emit(shared[target] if shared else DiscFlipped(seat=target, disc=disc))
+            if disc == SKULL:
+                discs = (FLOWER,) * self.flowers[seat] + (SKULL,) * self.skulls[seat]
+                emit(ChallengeFailed(seat=seat, skull_owner=target))
+                if target != seat:
+                    emit(DiscsShuffled(seat=seat, count=len(discs), order=rng.shuffle(discs)))
+                return
+            if len(flipped) >= self.bid and (target != seat or k == take - 1):
+                wins = self.wins[seat] + 1
+                emit(ChallengeWon(seat=seat, wins=wins))
+                if wins >= WINS_NEEDED:
+                    emit(GameWon(winners=(seat,), reason=REASON_CHALLENGES))
+                else:
+                    emit(RoundStarted(round=self.round + 1, starter=seat))
+                return
+
+    def _lose(self, disc: str, picked_by: int, index: int | None, emit: Emit) -> None:
+        """The challenger loses ``disc``: elimination, game end or the next round's start."""
+        challenger = self.challenger
+        assert challenger is not None
+        emit(DiscLost(seat=challenger, disc=disc, picked_by=picked_by, index=index))
+        out = not self.alive[challenger]
+        if out:
+            emit(PlayerEliminated(seat=challenger))
+        alive = self.alive
+        if alive.count(True) == 1:
+            emit(GameWon(winners=(alive.index(True),), reason=REASON_LAST_STANDING))
+            return
+        owner = self.skull_owner
+        assert owner is not None
+        if self.english:
+            if owner == challenger:
+                emit(StarterChoiceOffered(seat=challenger))
+                return
+            starter = owner
+        else:
+            # Czech book: the challenger starts; if out, the next player still in on the left.
+            starter = self._next(challenger) if out else challenger
+        emit(RoundStarted(round=self.round + 1, starter=starter))
+
+    def _next(self, seat: int) -> int:
+        """The next seat clockwise (to the left) still in the game (``seat`` if none)."""
+        n = self.seats
+        alive = self.alive
+        for step in range(1, n + 1):
+            s = (seat + step) % n
+            if alive[s]:
+                return s
+        return seat
+
+    def _next_bidder(self, seat: int) -> int:
+        """The next seat clockwise still in the game and the bidding (``seat`` if none)."""
+        n = self.seats
+        alive, passed = self.alive, self.passed
+        for step in range(1, n + 1):
+            s = (seat + step) % n
+            if alive[s] and not passed[s]:
+                return s
+        return seat
+
+
+# --- the frozen face's read-only rules ---------------------------------------------------------
+
+
+def to_act(state: State) -> tuple[int, ...]:
+    """The one seat that must act now, or () when the game is over."""
+    return _to_act(state.turn, state.phase)
+
+
+def legal_commands(state: State, seat: int) -> list[Any]:
+    """Every command ``seat`` may send now (empty when it is not theirs to act)."""
+    if seat not in _to_act(state.turn, state.phase):
+        return []
+    return SkullKernel.thaw(state).legal_commands(seat)
+
+
+def outcome(state: State) -> dict[str, Any] | None:
+    """None while the game runs; then scores (win markers), winners, ranks and ``draw``."""
+    if state.phase != GAME_OVER_PHASE:
+        return None
+    return SkullKernel.thaw(state).outcome()

@@ -1,0 +1,112 @@
+"""Skull's search hooks for ``shared/bots/ismcts.py`` (the package's ``SEARCH``).
+
+Only ``playout_rollout``: uniformly random legal commands on a thawed kernel until the game
+ends or ``PLAYOUT_CAP`` moves, as ``ismcts.random_playout`` plays them in distribution, but
+with the draws the search has always made for Skull (recorded games' bot moves are re-decided
+by audits, so they may not change):
+
+* a forced move draws nothing: the challenger's own stack, and a discard with one face left;
+* a blind pick draws the lost disc directly (a uniform index into the face-down discs, a
+  skull for an index below their skull count: a uniform disc), so the failed flip before it
+  shuffles nothing (``_Unshuffled``), and a pick from a determinized order draws as one from
+  a fresh one.
+
+Everything else is the kernel's: ``legal_commands`` in its order (one ``randbelow`` over it),
+``apply`` with the kernel's own mutators, ``outcome``.
+
+Engines import nothing outside ``shared.games`` (the rings), so ``PLAYOUT_CAP`` and the
+rewards of a capped play-out are ``ismcts``'s restated; ``tests/unit/test_skull_search.py``
+holds them equal.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from shared.games.skull.kernel import SkullKernel
+from shared.games.skull.messages import FLIPPING, GAME_OVER_PHASE, PENALTY, SKULL, State
+
+T = TypeVar("T")
+
+# ``ismcts.PLAYOUT_CAP``: a play-out stops after this many moves and is scored by win markers.
+PLAYOUT_CAP = 400
+
+
+class _Unshuffled:
+    """The ``Rng`` a play-out applies commands with: the only draw Skull's rules make is the
+    shuffle of a challenger's discs before a blind pick, and the play-out draws the picked
+    disc itself, so the order stays as it is."""
+
+    __slots__ = ()
+
+    def shuffle(self, items: Sequence[T]) -> tuple[T, ...]:
+        return tuple(items)
+
+
+_UNSHUFFLED: Any = _Unshuffled()
+
+
+def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
+    """An ``ismcts.Rollout``: one random play-out of ``state`` (``engine`` is Skull's; not
+    read); one reward per seat (1 shared among the winners, else the capped shares)."""
+    below: Callable[[int], int] = rand._randbelow  # type: ignore[attr-defined]
+    return play(SkullKernel.thaw(state), below, PLAYOUT_CAP)
+
+
+def play(kernel: SkullKernel, randbelow: Callable[[int], int], cap: int) -> list[float]:
+    """Random legal commands on ``kernel`` (changed in place) until the game ends or ``cap``
+    moves; the rewards. ``randbelow(k)``: uniform in ``[0, k)``."""
+    apply, on, legal_commands, outcome = (
+        kernel.apply,
+        kernel.on,
+        kernel.legal_commands,
+        kernel.outcome,
+    )
+    rng = _UNSHUFFLED
+    for _ in range(cap):
+        if kernel.phase == GAME_OVER_PHASE:  # what ``outcome`` tests first, without its dict
+            result = outcome()
+            assert result is not None
+            winners = result["winners"]
+            out = [0.0] * kernel.seats
+            for w in winners:
+                out[w] = 1.0 / len(winners)
+            return out
+        seat = kernel.turn
+        assert seat is not None
+        legal = legal_commands(seat)
+        if not legal:
+            raise RuntimeError(f"skull: seat {seat} is to act with no legal command")
+        phase = kernel.phase
+        if phase == PENALTY and kernel.shuffled:
+            shuffled = kernel.shuffled
+            lost = SKULL if randbelow(len(shuffled)) < shuffled.count(SKULL) else None
+            command = legal[shuffled.index(SKULL) if lost else _first_flower(shuffled)]
+        elif len(legal) == 1 and (phase == FLIPPING and legal[0].seat == seat or phase == PENALTY):
+            command = legal[0]  # forced: no draw
+        else:
+            command = legal[randbelow(len(legal))]
+        apply(seat, command, rng, on)
+    return capped_rewards(kernel.wins)
+
+
+def _first_flower(shuffled: tuple[str, ...]) -> int:
+    for i, disc in enumerate(shuffled):
+        if disc != SKULL:
+            return i
+    raise RuntimeError("skull: a blind pick among skulls only")
+
+
+def capped_rewards(scores: Sequence[int]) -> list[float]:
+    """``ismcts._capped`` over win markers: each seat's share of the other seats it outscores
+    (ties half)."""
+    n = len(scores)
+    if n < 2:
+        return [1.0] * n
+    return [
+        (sum(1.0 if mine > other else 0.5 if mine == other else 0.0 for other in scores) - 0.5)
+        / (n - 1)
+        for mine in scores
+    ]

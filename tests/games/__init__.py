@@ -1,0 +1,1 @@
+"""Games written only for the tests, hosted with ``shared.games.register`` by the tests."""
