@@ -17,7 +17,6 @@ also returns the iterations it ran; the service records them with the command
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -98,13 +97,12 @@ def _random(view: Mapping[str, Any], rng: random.Random, _spec: Mapping[str, Any
 
 
 def _heuristic(view: Mapping[str, Any], rng: random.Random, _spec: Mapping[str, Any]) -> Any:
-    """The game's own hand-written policy (``shared/bots/<game>.py``)."""
+    """The game's own hand-written policy (its spec's ``heuristic``)."""
     if view.get("seat") not in view.get("to_act", []) or view.get("outcome"):
         return None
-    engine: Any = games.get(view["game"])
-    choose = getattr(engine, "HEURISTIC", None)
-    if choose is None:  # until every game is a kernel package with its bots inside
-        choose = importlib.import_module(f"shared.bots.{view['game']}").choose
+    choose = games.spec(view["game"]).heuristic
+    if choose is None:
+        return random_bot(view, rng)  # a game without a policy of its own plays at random
     return choose(view, rng)
 
 

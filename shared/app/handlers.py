@@ -39,7 +39,7 @@ from shared.events import (
     seal,
 )
 from shared.games import errors as rules
-from shared.games.base import Engine
+from shared.games.base import Engine, step
 from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_random, seed_hash
 from shared.projections import all_views, projection_json
@@ -466,14 +466,13 @@ def decide_events(
     GameError."""
     if engine.outcome(state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
-    events = engine.decide(state, seat, command, Rng(seed, f"v{version}"))
+    events, state = step(engine, state, seat, command, Rng(seed, f"v{version}"))
     if not events:
         raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
     new = []
     for e in events:
         doc = engine.event_to_json(e)
         new.append(NewEvent(type=doc["type"], data=doc["data"]))
-        state = engine.evolve(state, e)
     if engine.outcome(state) is not None:
         new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed if reveal is None else reveal}))
     return new, state, events

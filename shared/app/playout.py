@@ -32,6 +32,7 @@ from shared.events import (
     stored_piece,
 )
 from shared.games import errors as rules
+from shared.games.base import step
 from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
 from shared.projections import view
@@ -222,7 +223,6 @@ def _fast(
     match = Match(game=game, seats=tuple(seats), options=options, seed_sha256=seed_hash(seed))
     record = GameRecord(id="playout", match=match, version=version, head_hash="", state=state)
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
-    decide, evolve = engine.decide, engine.evolve
     names = [s.bot or "random" for s in record.match.seats]
     listed = engine.TRAITS.lists_all_commands
     actions = 0
@@ -235,9 +235,7 @@ def _fast(
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
             command, _ = _viewed_move(engine, record.match, state, version, "", seat, seed)
-        events = decide(state, seat, command, Rng(seed, f"v{version}"))
-        for e in events:
-            state = evolve(state, e)
+        events, state = step(engine, state, seat, command, Rng(seed, f"v{version}"))
         version += len(events)
         actions += 1
     version += 1  # seed_revealed
@@ -347,7 +345,7 @@ def _sealed(
                                       head_hash=writer.hash, state=state))  # fmt: skip
     commands = played.commands
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
-    decide, evolve, seal_command = engine.decide, engine.evolve, writer.command
+    seal_command = writer.command
     event_json, command_json = _event_json, _command_json
     listed = engine.TRAITS.lists_all_commands
     names = [s.bot or "random" for s in match.seats]
@@ -363,7 +361,7 @@ def _sealed(
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
             command, counted = _viewed_move(engine, match, state, version, writer.hash, seat, seed)
-        events = decide(state, seat, command, Rng(seed, f"v{version}"))
+        events, after = step(engine, state, seat, command, Rng(seed, f"v{version}"))
         if not events:  # as decide_events: a bot's legal command always changes something
             raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
         try:  # the kept JSON looked up here, not in a call: this loop is the play-out's cost
@@ -379,7 +377,7 @@ def _sealed(
                 pieces.append(event_json[e])
             except (KeyError, TypeError):
                 pieces.append(_event_doc(engine, e))
-            state = evolve(state, e)
+        state = after
         # The command id ``bot-<seat>-<version>`` spelt as JSON; the command recorded in its
         # first envelope.
         seal_command(b'"bot-%d-%d"' % (seat, version), seat, clock(), parsed_json, pieces)

@@ -245,8 +245,8 @@ def default_rollout(engine: Any) -> Rollout:
 
 
 def _hooks(engine: Any) -> Any:
-    """The game's search hooks (its package's ``SEARCH``), or None."""
-    return getattr(engine, "SEARCH", None)
+    """The game's search hooks (its spec's ``search``), or None."""
+    return games.spec(engine.NAME).search
 
 
 def rewards(result: Mapping[str, Any]) -> list[float]:

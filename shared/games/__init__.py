@@ -63,11 +63,8 @@ def _load(name: str) -> Engine:
 def spec(name: str) -> GameSpec:
     """``name``'s declaration (``shared.games.spec``); raises KeyError for an unknown game."""
     engine: Any = get(name)
-    declared = getattr(engine, "SPEC", None)
-    if declared is None:  # until every game package exports its SPEC (issue 26)
-        declared = importlib.import_module(f"{_MODULES[name]}_spec").SPEC
-    found: GameSpec = declared
-    return found
+    declared: GameSpec = engine.SPEC
+    return declared
 
 
 def specs() -> list[GameSpec]:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from shared.games import kernel
 from shared.games.rng import Rng
 
 
@@ -222,3 +223,14 @@ def replacer(cls: type) -> Callable[..., Any]:
     scope.update({f"_set_{name}": cls.__dict__[name].__set__ for name in names})
     exec(compile(source, f"<replace {cls.__name__}>", "exec"), scope)
     return scope["replace"]
+
+
+def step(engine: Engine, state: Any, seat: int, command: Any, rng: Rng) -> tuple[list[Any], Any]:
+    """(the events ``command`` causes, the state after them): on the game's kernel when it has
+    one (``shared.games.kernel.step``: one thaw, one freeze), else ``decide`` then ``replay``.
+    Raises ``GameError`` as ``decide`` does."""
+    kernel_cls = getattr(engine, "KERNEL", None)
+    if kernel_cls is not None:
+        return kernel.step(kernel_cls, state, seat, command, rng)
+    events = engine.decide(state, seat, command, rng)
+    return events, replay(engine, events, state)

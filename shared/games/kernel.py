@@ -141,10 +141,14 @@ def evolve_with(kernel_cls: type[Kernel]) -> Callable[[Any, Any], Any]:
     """``evolve`` of the engine contract: thaw, run the event's mutator, freeze
     (``evolve(None, first_event)`` starts the kernel from the setup event)."""
     thaw, start = kernel_cls.thaw, kernel_cls.start
+    # An event whose effect an earlier one's mutator made leaves the state as it is: no thaw.
+    inert = frozenset(kernel_cls.EVENTS[name] for name in kernel_cls.INERT)
 
     def evolve(state: Any, event: Any) -> Any:
         if state is None:
             return start(event).freeze()
+        if type(event) in inert:
+            return state
         kernel = thaw(state)
         kernel.on(event)
         return kernel.freeze()
@@ -167,3 +171,15 @@ def evolve_all_with(kernel_cls: type[Kernel]) -> Callable[[Any, Iterable[Any]], 
         return state if kernel is None else kernel.freeze()
 
     return evolve_all
+
+
+def step(
+    kernel_cls: type[Kernel], state: Any, seat: int, command: Any, rng: Rng
+) -> tuple[list[Any], Any]:
+    """``decide`` and the fold of its events at once: (the events, the state after them). One
+    thaw and one freeze: the kernel that recorded the events already holds the state after
+    them (``decide`` followed by ``evolve`` per event would thaw and freeze once per event)."""
+    kernel = kernel_cls.thaw(state)
+    events: list[Any] = []
+    kernel.apply(seat, command, rng, recorder(kernel, events))
+    return events, kernel.freeze()

@@ -14,6 +14,7 @@ as before, and a forgery of one still fails.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Mapping
@@ -26,7 +27,7 @@ from services.cli import main
 from shared.app import bots, handlers
 from shared.app.playout import play
 from shared.audit import audit
-from shared.games import skull as skull_bot  # its HEURISTIC is the heuristic bot's policy
+from shared.games import skull as skull_bot  # its SPEC names the heuristic bot's policy
 from tests.unit.test_audit_bot_moves import (
     BUDGET,
     assert_caught,
@@ -98,7 +99,8 @@ def test_an_older_skull_game_passes_with_its_heuristic_moves_not_re_checked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Record a game whose heuristic seats play version 1's policy.
-    monkeypatch.setattr(skull_bot, "HEURISTIC", version_1(skull_bot.HEURISTIC))
+    older = dataclasses.replace(skull_bot.SPEC, heuristic=version_1(skull_bot.HEURISTIC))
+    monkeypatch.setattr(skull_bot, "SPEC", older)
     docs = [e.to_dict() for e in play("skull", SKULL, {}, "older-skull").envelopes]
     monkeypatch.undo()
     # Said to be of the current policy, those moves are not what it plays: they differ.
@@ -219,7 +221,8 @@ def test_a_forged_move_in_an_older_game_still_fails() -> None:
 def test_the_cli_passes_an_older_game_and_says_what_it_did_not_re_check(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(skull_bot, "HEURISTIC", version_1(skull_bot.HEURISTIC))
+    older = dataclasses.replace(skull_bot.SPEC, heuristic=version_1(skull_bot.HEURISTIC))
+    monkeypatch.setattr(skull_bot, "SPEC", older)
     docs = [e.to_dict() for e in play("skull", SKULL, {}, "older-skull-cli").envelopes]
     monkeypatch.undo()
     export = tmp_path / "older.jsonl"

@@ -32,7 +32,9 @@ frozen ``State``, a plain tuple), ``messages`` (commands, events, JSON, the shar
 
 from __future__ import annotations
 
-from shared.games import base
+from collections.abc import Callable
+from typing import Any
+
 from shared.games.fox import bots, search
 from shared.games.fox.cards import (
     ALL_CARDS,
@@ -94,6 +96,7 @@ from shared.games.fox.messages import (
     parse_command,
 )
 from shared.games.fox.setup import _DEAL_CHOICES, _deal_event, _shuffle, parse_options, setup
+from shared.games.fox.spec import MAX_SEATS, MIN_SEATS, NAME, SPEC, TRAITS
 from shared.games.fox.state import (
     _DECK,
     _DECREE,
@@ -121,20 +124,12 @@ from shared.games.fox.state import (
 from shared.games.fox.view import redact, view
 from shared.games.kernel import decide_with, evolve_all_with, evolve_with
 
-NAME = "fox"
-MIN_SEATS = 2
-MAX_SEATS = 2
-TRAITS = base.Traits(
-    secret_options=("deal",),  # a fixed deal names every card in both hands
-    secret_command_fields={"return_card": ("card",)},  # the Woodcutter's card to the deck
-)
-
 KERNEL = FoxKernel
 decide = decide_with(KERNEL)
 evolve = evolve_with(KERNEL)
 evolve_all = evolve_all_with(KERNEL)
 SEARCH = search
-HEURISTIC = bots.choose
+HEURISTIC: Callable[..., Any] = bots.choose
 
 __all__ = [
     "ALL_CARDS",
@@ -165,6 +160,7 @@ __all__ = [
     "RETURN",
     "SCORE_BY_TRICKS",
     "SEARCH",
+    "SPEC",
     "SUITS",
     "SWAN",
     "TRAITS",

@@ -46,6 +46,9 @@ mutable ``SkullKernel``: one mutator per event, ``apply`` for the command rules;
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from shared.games.kernel import decide_with, evolve_all_with, evolve_with
 from shared.games.skull import bots as _bots
 from shared.games.skull import search as SEARCH  # noqa: N812 - the engine contract's name
@@ -107,19 +110,20 @@ from shared.games.skull.messages import (
     parse_command,
 )
 from shared.games.skull.options import parse_options, setup
+from shared.games.skull.spec import SPEC
 from shared.games.skull.view import redact, view
 
 KERNEL = SkullKernel
 decide = decide_with(KERNEL)
 evolve = evolve_with(KERNEL)
 evolve_all = evolve_all_with(KERNEL)
-HEURISTIC = _bots.choose
+HEURISTIC: Callable[..., Any] = _bots.choose
 
 __all__ = [
     "BIDDING", "CHOOSING_STARTER", "COMMANDS", "CZECH", "DISCS", "ENGLISH", "EVENTS",
     "FLIPPING", "FLOWER", "FLOWERS_PER_PLAYER", "GAME_OVER_PHASE", "HEURISTIC", "KERNEL",
     "MAX_SEATS", "MIN_SEATS", "NAME", "NEXT_STARTER_RULES", "PENALTY", "PLACING",
-    "REASON_CHALLENGES", "REASON_LAST_STANDING", "SEARCH", "SKULL", "SKULLS_PER_PLAYER",
+    "REASON_CHALLENGES", "REASON_LAST_STANDING", "SEARCH", "SPEC", "SKULL", "SKULLS_PER_PLAYER",
     "TRAITS", "WINS_NEEDED", "Bid", "BidMade", "BidPassed", "ChallengeFailed",
     "ChallengeStarted", "ChallengeWon", "ChooseStarter", "Discard", "DiscFlipped", "DiscLost",
     "DiscPlaced", "DiscsShuffled", "Flip", "GameSetUp", "GameWon", "Pass", "PickDisc", "Place",

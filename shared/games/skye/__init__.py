@@ -10,6 +10,9 @@ the rest; ``bots`` the heuristic (``HEURISTIC``) and ``search`` ISMCTS's hooks (
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from shared.games.kernel import decide_with, evolve_all_with, evolve_with
 from shared.games.skye import bots, search
 from shared.games.skye.engine import (
@@ -32,6 +35,7 @@ from shared.games.skye.engine import (
 )
 from shared.games.skye.kernel import Table
 from shared.games.skye.messages import COMMANDS, EVENTS, parse_command
+from shared.games.skye.spec import SPEC
 from shared.games.skye.state import State
 
 KERNEL = Table
@@ -39,7 +43,7 @@ decide = decide_with(KERNEL)
 evolve = evolve_with(KERNEL)
 evolve_all = evolve_all_with(KERNEL)
 SEARCH = search
-HEURISTIC = bots.choose
+HEURISTIC: Callable[..., Any] = bots.choose
 
 __all__ = [
     "COMMANDS",
@@ -50,6 +54,7 @@ __all__ = [
     "MIN_SEATS",
     "NAME",
     "SEARCH",
+    "SPEC",
     "State",
     "TRAITS",
     "command_to_json",

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from shared.games import skull as engine
+from shared.games.skull import bots, search
+from shared.games.skull import messages as engine
+from shared.games.skull.kernel import SkullKernel
 from shared.games.spec import FLAG, INT, SEAT_NUMBER, GameSpec, Schema, ints, nullable
 
 OPTIONS: dict[str, Schema] = {
@@ -100,6 +102,9 @@ SPEC = GameSpec(
     min_seats=engine.MIN_SEATS,
     max_seats=engine.MAX_SEATS,
     traits=engine.TRAITS,
+    kernel=SkullKernel,
+    heuristic=bots.choose,
+    search=search,
     options=MappingProxyType(OPTIONS),
     command_fields=MappingProxyType({"disc": {"enum": ["flower", "skull"]}}),
     # Skull's choose_starter exists only under the English rule: tried after the defaults.

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from shared.games import fox as engine
+from shared.games import base
+from shared.games.fox import bots, search
+from shared.games.fox.cards import PHASE_NAMES
+from shared.games.fox.cards import SUITS as _SUITS
+from shared.games.fox.kernel import FoxKernel
 from shared.games.spec import INT, SEAT_NUMBER, GameSpec, Schema, ints, nullable
 
 # A card in a command: the object views show, or its code.
@@ -25,6 +29,14 @@ CARD_FIELD: Schema = {
     ],
 }
 
+NAME = "fox"
+MIN_SEATS = 2
+MAX_SEATS = 2
+TRAITS = base.Traits(
+    secret_options=("deal",),  # a fixed deal names every card in both hands
+    secret_command_fields={"return_card": ("card",)},  # the Woodcutter's card to the deck
+)
+
 OPTIONS: dict[str, Schema] = {
         "target": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 21,
                    "description": "points that end the game (16, 21 or 35 in the rule book)"},
@@ -34,7 +46,7 @@ OPTIONS: dict[str, Schema] = {
                  "hands, decree and deck"},
 }  # fmt: skip
 
-SUITS = list(engine.SUITS)
+SUITS = list(_SUITS)
 CARD = {
     "type": "object",
     "required": ["suit", "rank"],
@@ -125,14 +137,17 @@ VIEW_FIELDS: Schema = {
 }
 
 SPEC = GameSpec(
-    name=engine.NAME,
+    name=NAME,
     title="The Fox in the Forest",
-    min_seats=engine.MIN_SEATS,
-    max_seats=engine.MAX_SEATS,
-    traits=engine.TRAITS,
+    min_seats=MIN_SEATS,
+    max_seats=MAX_SEATS,
+    traits=TRAITS,
+    kernel=FoxKernel,
+    heuristic=bots.choose,
+    search=search,
     options=MappingProxyType(OPTIONS),
     command_fields=MappingProxyType({"card": CARD_FIELD}),
-    phases=tuple(engine.PHASE_NAMES),
+    phases=tuple(PHASE_NAMES),
     view_fields=MappingProxyType(VIEW_FIELDS),
     example_seats=2,
     example_step=3,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from shared.games import skye as engine
-from shared.games.skye import data, state
+from shared.games.skye import bots, data, engine, search, state
+from shared.games.skye.kernel import Table
 from shared.games.spec import FLAG, INT, SEAT_NUMBER, TEXT, GameSpec, Schema, ints, nullable
 
 OPTIONS: dict[str, Schema] = {
@@ -147,6 +147,9 @@ SPEC = GameSpec(
     min_seats=engine.MIN_SEATS,
     max_seats=engine.MAX_SEATS,
     traits=engine.TRAITS,
+    kernel=Table,
+    heuristic=bots.choose,
+    search=search,
     options=MappingProxyType(OPTIONS),
     command_fields=MappingProxyType({
         "prices": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1},
