@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from shared.app import bots  # noqa: E402
 from shared.app.playout import play  # noqa: E402
 from shared.games.rng import bot_random  # noqa: E402
-from shared.projections import view  # noqa: E402
+from shared.match.projections import view  # noqa: E402
 from shared.simulate import simulate  # noqa: E402
 from shared.tournaments.standings import wilson  # noqa: E402
 

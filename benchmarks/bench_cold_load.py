@@ -26,7 +26,7 @@ from shared.app.context import App  # noqa: E402
 from shared.app.messages import CommandMessage  # noqa: E402
 from shared.bootstrap import bootstrap  # noqa: E402
 from shared.config import Settings  # noqa: E402
-from shared.projections import view  # noqa: E402
+from shared.match.projections import view  # noqa: E402
 from shared.redis_server import RedisServer  # noqa: E402
 
 GAMES = (("fox", 2), ("skull", 4), ("skye", 4))

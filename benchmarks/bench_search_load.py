@@ -237,10 +237,10 @@ def flood(url: str, games: int, budget: int, trials: int, spacing: float) -> dic
 def quick_hints() -> dict[str, dict[str, float]]:
     """What a quick bot's hint costs the gateway (it is answered in the request): the bot's
     time on every view of a random game per game type, in this process."""
-    from shared import projections
     from shared.app import bots
     from shared.app.playout import play
     from shared.games.rng import bot_random
+    from shared.match import projections
 
     out: dict[str, dict[str, float]] = {}
     for game, seats, options in (("fox", 2, {"target": 5}), ("skull", 6, {}), ("skye", 5, {})):

@@ -33,9 +33,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine, ratio_summary  # noqa: E402
-from shared import games, projections  # noqa: E402
+from shared import games  # noqa: E402
 from shared.bots import ismcts  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
+from shared.match import projections  # noqa: E402
 
 fox: Any = games.get("fox")
 

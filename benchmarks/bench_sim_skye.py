@@ -36,7 +36,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine  # noqa: E402
-from shared import projections  # noqa: E402
 from shared.bots import ismcts  # noqa: E402
 from shared.games import skye  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
@@ -44,6 +43,7 @@ from shared.games.skye import engine as skye_engine  # noqa: E402
 from shared.games.skye import search  # noqa: E402
 from shared.games.skye.state import replace  # noqa: E402
 from shared.games.skye.territory import Territory  # noqa: E402
+from shared.match import projections  # noqa: E402
 
 PHASES = ("prices", "buying", "building")
 ENGINE: Any = skye  # as ``shared.games.base.Engine``

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.common import machine  # noqa: E402
 from shared.app.playout import play  # noqa: E402
 from shared.games import skull  # noqa: E402
-from shared.record import GameRecord  # noqa: E402
+from shared.match.record import GameRecord  # noqa: E402
 
 # Cells of public features, coarse to fine. ``kind`` is open / raise / pass; ``jump`` is the
 # bid's rise over the standing bid. The last set adds what is public but not chosen by the

@@ -30,10 +30,10 @@ import redis  # noqa: E402
 from benchmarks.common import cpu_seconds, machine, redis_cpu_seconds  # noqa: E402
 from services.celery_client import TOURNAMENT_QUEUE, CeleryDispatcher  # noqa: E402
 from shared.app import tournaments  # noqa: E402
-from shared.app.clock import ms_of  # noqa: E402
 from shared.app.playout import play  # noqa: E402
 from shared.bootstrap import bootstrap  # noqa: E402
 from shared.config import Settings  # noqa: E402
+from shared.match.clock import ms_of  # noqa: E402
 from shared.redis_server import RedisServer  # noqa: E402
 from shared.tournaments.plan import Plan  # noqa: E402
 

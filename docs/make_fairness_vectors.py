@@ -230,7 +230,7 @@ def _bot() -> dict[str, Any]:
 def _contributed() -> dict[str, Any] | None:
     """The play seed of a game of contributed fairness (when the service has that mode)."""
     try:
-        from shared.app import fairness
+        from shared.match import fairness
     except ImportError:
         return None
     client_seeds = ["hráč 0 náhoda", None, "c0ffee"]

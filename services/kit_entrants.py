@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from shared.app.playout import Played
-    from shared.record import GameRecord
+    from shared.match.record import GameRecord
     from shared.tournaments.plan import Plan
 
 KIT = "kit"
@@ -81,7 +81,7 @@ def play(
 
     from shared import games
     from shared.app import playout
-    from shared.projections import view
+    from shared.match.projections import view
 
     engine: Any = games.get(game)
     players: dict[int, tuple[str, Any]] = {}

@@ -46,9 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import games
-from shared.app import bots, fairness, remote
-from shared.app import match as match_
-from shared.app.clock import TIME_OUT, ms_of
+from shared.app import bots, remote
 from shared.app.handlers import (
     BOT_COMMAND_PREFIX,
     JOIN,
@@ -72,8 +70,11 @@ from shared.events import (
 )
 from shared.games.errors import GameError
 from shared.games.rng import bot_random, seed_hash
-from shared.projections import view
-from shared.record import GameRecord, fold
+from shared.match import aggregate as match_
+from shared.match import fairness
+from shared.match.clock import TIME_OUT, ms_of
+from shared.match.projections import view
+from shared.match.record import GameRecord, fold
 
 CHECKS = (
     "hash chain",

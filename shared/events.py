@@ -27,6 +27,9 @@ import orjson
 from shared.games.rng import hmac_hex, hmac_pads
 
 GENESIS_HASH = "0" * 64
+# In a recorded command (the first envelope's ``command``) of a bot searching on a time budget:
+# the iterations its search ran, which an audit replays (the budget alone does not say).
+BOT_ITERATIONS = "bot_iterations"
 
 # Service-level event types; engines never emit these.
 GAME_CREATED = "game_created"

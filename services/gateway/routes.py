@@ -18,11 +18,12 @@ from webargs.flaskparser import FlaskParser
 from services.gateway import auth, feed, http_extras, limits_guard, schemas, view_schemas
 from services.gateway.problems import Problem
 from shared import games
-from shared.app import catalogue, clock, fairness, handlers, queries, searches
+from shared.app import catalogue, handlers, queries, searches
 from shared.app.context import App
 from shared.app.errors import AppError
 from shared.app.messages import CommandMessage, new_command_id, token_hash
 from shared.games.errors import GameError
+from shared.match import clock, fairness
 
 
 class JsonBodyParser(FlaskParser):

@@ -21,11 +21,11 @@ from functools import cache
 from typing import Any
 
 from shared import games
-from shared.app import clock
-from shared.app.fairness import CONTRIBUTE as CONTRIBUTE_TYPE
 from shared.games.spec import FLAG, INT, SEAT_NUMBER, TEXT, GameSpec
 from shared.games.spec import ints as _ints
 from shared.games.spec import nullable as _null
+from shared.match import clock
+from shared.match.fairness import CONTRIBUTE as CONTRIBUTE_TYPE
 
 Schema = dict[str, Any]
 
@@ -240,7 +240,7 @@ def examples() -> dict[str, dict[str, Any]]:
     into a real game (a fixed seed and the ``random`` bots: the same every time, so the
     generated document is stable)."""
     from shared.app.playout import play
-    from shared.projections import view
+    from shared.match.projections import view
 
     out: dict[str, dict[str, Any]] = {}
     specs = [games.spec(game) for game in GAMES]
@@ -278,8 +278,8 @@ def _waiting_view(game: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
     """The public view of a game created with open seats (before its deal)."""
     from shared.app.handlers import creation_events, seats_from_specs
     from shared.events import GENESIS_HASH, seal
-    from shared.projections import view
-    from shared.record import fold
+    from shared.match.projections import view
+    from shared.match.record import fold
 
     seats, _ = seats_from_specs(specs)
     options = games.get(game).parse_options(len(seats), {})

@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from shared import games
+from shared import events, games
 
 Play = Callable[[Mapping[str, Any], random.Random, Mapping[str, Any]], dict[str, Any] | None]
 
-# In a recorded command (the first envelope's ``command``) of a bot searching on a time budget:
-# the iterations its search ran, which an audit replays (the budget alone does not say).
-BOT_ITERATIONS = "bot_iterations"
+# The recorded command's field of a timed search's iterations (see ``shared.events``).
+BOT_ITERATIONS = events.BOT_ITERATIONS
 # A seat played by a bot registered from outside (``shared/app/remote.py``): its Seat.bot. Not
 # in ``BOTS`` (no one asks for it by name: a seat spec names its ``bot_id``).
 REGISTERED = "registered"

@@ -18,7 +18,7 @@ from typing import Any
 
 from shared import games
 from shared.games.rng import Rng
-from shared.projections import game_view
+from shared.match.projections import game_view
 
 
 @cache

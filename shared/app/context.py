@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shared.app.ports import GameEntry, Ports
-from shared.record import GameRecord, fold
+from shared.match.record import GameRecord, fold
 
 # How long a cached directory entry is trusted. A roster changes without a miss: a seat taken
 # over by a bot (a resignation, time-outs) drops its player's token, which this process's copy

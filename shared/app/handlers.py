@@ -15,10 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from shared import games
-from shared.app import bots, clock, errors, fairness, names, searches
+from shared.app import bots, errors, names, searches
 from shared.app.context import App
-from shared.app.match import Match, Seat, seat_doc
-from shared.app.match import evolve as match_evolve
 from shared.app.messages import (
     CommandMessage,
     Created,
@@ -42,9 +40,12 @@ from shared.games import errors as rules
 from shared.games.base import Engine, step
 from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_random, seed_hash
-from shared.projections import all_views, projection_json
-from shared.projections import view as view_of
-from shared.record import GameRecord, final_outcome, fold
+from shared.match import clock, fairness
+from shared.match.aggregate import Match, Seat, seat_doc
+from shared.match.aggregate import evolve as match_evolve
+from shared.match.projections import all_views, projection_json
+from shared.match.projections import view as view_of
+from shared.match.record import GameRecord, final_outcome, fold
 from shared.store import DuplicateCommand, StaleVersion
 
 log = logging.getLogger(__name__)
@@ -571,7 +572,7 @@ def create_game(
             "contributed fairness needs a human seat to contribute",
             fairness=["needs at least one human seat"],
         )
-    spec = clock.parse_clock(clock_spec)
+    spec = clock.parse_clock(clock_spec, parse_bot=bots.parse_spec)
     p = app.ports
     at = p.clock.now()
     envs = seal(

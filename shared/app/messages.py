@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.games.errors import GameError
-from shared.record import GameRecord
+from shared.match.record import GameRecord
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

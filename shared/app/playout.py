@@ -17,8 +17,6 @@ from typing import Any
 from shared import games
 from shared.app import bots
 from shared.app.handlers import created_data, creation_events, decide_events, seats_from_specs
-from shared.app.match import Match, Seat
-from shared.app.match import evolve as match_evolve
 from shared.events import (
     GAME_CREATED,
     GENESIS_HASH,
@@ -35,8 +33,10 @@ from shared.games import errors as rules
 from shared.games.base import step
 from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
-from shared.projections import view
-from shared.record import GameRecord, fold
+from shared.match.aggregate import Match, Seat
+from shared.match.aggregate import evolve as match_evolve
+from shared.match.projections import view
+from shared.match.record import GameRecord, fold
 
 # (record before the move, seat) -> (command id, client JSON), or None to let the seat's bot act
 Chooser = Callable[[GameRecord, int], tuple[str, dict[str, Any]] | None]

@@ -13,15 +13,16 @@ from typing import Any
 import orjson
 
 from shared import games
-from shared.app import bots, fairness
+from shared.app import bots
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import key_matches, seat_for_token
 from shared.games.base import Engine
 from shared.games.rng import bot_random
-from shared.projections import AUDITOR, projection_json, visible_events
-from shared.projections import view as projected_view
-from shared.record import fold
+from shared.match import fairness
+from shared.match.projections import AUDITOR, projection_json, visible_events
+from shared.match.projections import view as projected_view
+from shared.match.record import fold
 from shared.tournaments.plan import game_id as tournament_game_id
 
 SEAT = "seat"

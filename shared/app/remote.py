@@ -35,16 +35,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared import games
-from shared.app import bots, fairness, names
+from shared.app import bots, names
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
-from shared.app.match import Seat
 from shared.app.messages import CommandMessage
 from shared.app.ports import RegisteredBot
 from shared.events import canonical_json
 from shared.games import errors as rules
 from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_random
+from shared.match import fairness
+from shared.match.aggregate import Seat
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from shared.app import queries
 from shared.app.context import App
 from shared.app.queries import Caller
 from shared.events import Envelope
-from shared.projections import all_views
-from shared.record import fold
+from shared.match.projections import all_views
+from shared.match.record import fold
 
 
 def views_at(app: App, game_id: str, caller: Caller, version: int | None) -> dict[str, Any]:

@@ -20,15 +20,15 @@ from typing import Any
 
 from shared import games
 from shared.app import bots, handlers, playout, remote
-from shared.app.clock import ms_of
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
-from shared.app.match import Seat
 from shared.app.messages import shard_of
 from shared.app.ports import GameEntry, TournamentEntry
 from shared.events import GENESIS_HASH, EncodedLog, Envelope, seal
-from shared.projections import projection_json, view
-from shared.record import GameRecord, fold
+from shared.match.aggregate import Seat
+from shared.match.clock import ms_of
+from shared.match.projections import projection_json, view
+from shared.match.record import GameRecord, fold
 from shared.store import DuplicateCommand, StaleVersion
 from shared.tournaments import sprt, standings
 from shared.tournaments.plan import Plan, PlanError, game_id, parse, spec_label

@@ -38,7 +38,7 @@ range, listed as one ``template``): at the root, when the root seat itself faces
 ``ROOT_SAMPLES`` commands drawn with the engine's ``random_command`` are the candidates. Deeper
 in the tree such a decision is not a branching point: one ``random_command`` draw is applied
 and the search stays at the same node, like a chance event. Play-outs draw them the same way.
-A seat's view for ``random_command`` is built as ``shared.projections.game_view`` builds it.
+A seat's view for ``random_command`` is built as ``shared.match.projections.game_view`` builds it.
 
 Every step of the search runs on the game's kernel (``engine.KERNEL``,
 ``shared/games/kernel.py``): a determinization is thawed once, and each move is the kernel's
@@ -492,7 +492,7 @@ def _templated(legal: Sequence[Any]) -> bool:
 
 def _sample(engine: Any, state: Any, seat: int, legal: Sequence[Any], rand: random.Random) -> Any:
     """One ``random_command`` draw for ``seat`` in ``state``, from the view the service would
-    give it (``shared.projections.game_view``: the engine's view plus ``seat``, ``to_act``,
+    give it (``shared.match.projections.game_view``: the engine's view plus ``seat``, ``to_act``,
     ``legal_commands``)."""
     doc = dict(engine.view(state, seat))
     if doc.get("legal_commands") is None:

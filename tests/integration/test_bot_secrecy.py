@@ -27,8 +27,8 @@ from shared.app.context import App
 from shared.events import SEED_REVEALED, Envelope
 from shared.games import skull
 from shared.games.rng import bot_random
-from shared.projections import view
-from shared.record import fold
+from shared.match.projections import view
+from shared.match.record import fold
 from tests.integration.bot_games import bot_app, play_to_the_end, worker_for
 
 PublicRng = Callable[[str, int, int], random.Random]

@@ -19,7 +19,7 @@ from shared.bootstrap import bootstrap
 from shared.config import Settings
 from shared.events import canonical_json, stored_json
 from shared.games import skull
-from shared.projections import visible_events
+from shared.match.projections import visible_events
 
 GAMES = [("fox", 2, {"target": 1}), ("skull", 3, {}), ("skye", 2, {})]
 

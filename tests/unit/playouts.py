@@ -17,7 +17,7 @@ from typing import Any
 from shared import games
 from shared.app.playout import Played, play
 from shared.games.rng import Rng
-from shared.record import GameRecord
+from shared.match.record import GameRecord
 
 # (engine state before the move, seat) -> an engine command, or None to let the seat's bot act
 Policy = Callable[[Any, int], Any | None]

@@ -18,8 +18,7 @@ import pytest
 
 from shared import games
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import bots, fairness, handlers, queries
-from shared.app.clock import ms_of
+from shared.app import bots, handlers, queries
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.handlers import bot_label, bot_spec, decide_any
@@ -30,8 +29,10 @@ from shared.bootstrap import bootstrap
 from shared.config import Settings
 from shared.events import Envelope, seal
 from shared.games.rng import bot_random
-from shared.projections import AUDITOR, view, visible_events
-from shared.record import GameRecord, fold
+from shared.match import fairness
+from shared.match.clock import ms_of
+from shared.match.projections import AUDITOR, view, visible_events
+from shared.match.record import GameRecord, fold
 from tests.unit.test_audit_redecide import rehash
 
 Doc = dict[str, Any]

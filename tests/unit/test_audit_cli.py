@@ -20,7 +20,7 @@ from shared import games
 from shared.app.playout import play
 from shared.audit import audit
 from shared.events import SEED_REVEALED, Envelope
-from shared.projections import visible_events
+from shared.match.projections import visible_events
 
 KEY = "auditor-key"
 

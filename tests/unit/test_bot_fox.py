@@ -15,8 +15,8 @@ from shared.app.playout import play
 from shared.games import fox
 from shared.games.fox.bots import choose
 from shared.games.rng import bot_random
-from shared.projections import view
-from shared.record import GameRecord
+from shared.match.projections import view
+from shared.match.record import GameRecord
 
 RANDOMS = [{"bot": "random"}, {"bot": "random"}]  # the chooser plays the heuristic's seat
 

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from shared import games, projections
+from shared import games
 from shared.app.playout import play
 from shared.bots import ismcts
 from shared.games.rng import bot_random
-from shared.record import GameRecord
+from shared.match import projections
+from shared.match.record import GameRecord
 
 # Iterations a move for the strength test: enough to beat random clearly, few enough for CI.
 ITERATIONS_VS_RANDOM = 100

@@ -17,14 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.bench_skull_tells import analyse, collect
-from shared.app.match import Match, Seat
 from shared.app.playout import play
 from shared.games import skull
 from shared.games.rng import Rng, bot_random, seed_hash
 from shared.games.skull import FLOWER, SKULL, Bid, Flip, Pass, Place, State
 from shared.games.skull.bots import choose
-from shared.projections import view
-from shared.record import GameRecord
+from shared.match.aggregate import Match, Seat
+from shared.match.projections import view
+from shared.match.record import GameRecord
 
 SEAT_COUNTS = (3, 4, 6, 8)
 RULES = ("czech", "english")

@@ -15,8 +15,8 @@ import pytest
 from shared.app.playout import Played, play
 from shared.games.rng import bot_random
 from shared.games.skye import bots as bot
-from shared.projections import view
-from shared.record import GameRecord
+from shared.match.projections import view
+from shared.match.record import GameRecord
 
 Seen = list[tuple[dict[str, Any], dict[str, Any]]]
 

@@ -11,7 +11,7 @@ import pytest
 from shared import games
 from shared.adapters.memory import FixedClock, MemoryCommandBus
 from shared.app import bots as bot_registry
-from shared.app import clock, handlers, queries
+from shared.app import handlers, queries
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -19,7 +19,8 @@ from shared.audit import audit
 from shared.bootstrap import bootstrap
 from shared.config import Settings
 from shared.games.errors import GameError
-from shared.projections import AUDITOR, visible_events
+from shared.match import clock
+from shared.match.projections import AUDITOR, visible_events
 
 CLOCK = {"turn_seconds": 10, "reserve_seconds": 20}
 
@@ -360,7 +361,7 @@ def test_resigned_seats_rank_below_every_other() -> None:
 )
 def test_a_bad_clock_is_refused_naming_the_field(spec: dict[str, Any], field: str) -> None:
     with pytest.raises(GameError) as exc:
-        clock.parse_clock(spec)
+        clock.parse_clock(spec, parse_bot=bot_registry.parse_spec)
     assert field in exc.value.errors, exc.value.errors
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import fairness, handlers, queries
+from shared.app import handlers, queries
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -20,6 +20,7 @@ from shared.events import GENESIS_HASH, chain_hash, event_salt
 from shared.games import fox
 from shared.games.errors import GameError
 from shared.games.rng import Rng
+from shared.match import fairness
 
 SEED = "server-seed-of-the-test"
 
@@ -141,8 +142,8 @@ def test_the_bots_draw_from_the_mixed_seed() -> None:
             record_before = app.ports.store.read(gid, limit=int(version))
             from shared.app import bots
             from shared.games.rng import bot_random
-            from shared.projections import view as project
-            from shared.record import fold
+            from shared.match.projections import view as project
+            from shared.match.record import fold
 
             doc = project(fold(gid, record_before), int(seat))
             assert (

@@ -16,9 +16,10 @@ from typing import Any
 import orjson
 import pytest
 
-from shared import games, projections
+from shared import games
 from shared.app import bots
 from shared.bots import ismcts
+from shared.match import projections
 from tests.unit.data import make_fox_search_pins as make
 
 PINS: dict[str, Any] = orjson.loads(

@@ -106,6 +106,19 @@ def engine_violations(graph: dict[str, list[str]]) -> list[str]:
     ]
 
 
+def match_violations(graph: dict[str, list[str]]) -> list[str]:
+    """The match (``shared.match.*``: the service's own rules) imports no application,
+    adapter, store or bot module: the application decides with it, not the other way round."""
+    allowed = ("shared.match", "shared.games", "shared.events")
+    return [
+        f"{mod}: {imp}"
+        for mod, imps in graph.items()
+        if _within(mod, "shared.match")
+        for imp in imps
+        if _within(imp, "shared") and not any(_within(imp, a) for a in allowed)
+    ]
+
+
 def framework_violations(graph: dict[str, list[str]]) -> list[str]:
     """Non-adapter modules of ``shared`` import no infrastructure framework."""
     return [
@@ -163,6 +176,14 @@ def _report(title: str, offenders: list[str]) -> str:
 def test_engines_import_only_stdlib_and_shared_games() -> None:
     bad = engine_violations(all_imports("shared"))
     assert not bad, _report("engines (shared/games) importing outside stdlib + shared.games", bad)
+
+
+def test_the_match_imports_nothing_of_the_application() -> None:
+    bad = match_violations(all_imports("shared"))
+    assert not bad, _report("the match (shared/match) importing outside its ring", bad)
+    assert match_violations({"shared.match.x": ["shared.app.bots"]}) == [
+        "shared.match.x: shared.app.bots"
+    ]
 
 
 def test_application_layer_imports_no_framework() -> None:

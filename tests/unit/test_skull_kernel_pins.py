@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from shared import projections
 from shared.app import bots
 from shared.bots import ismcts
+from shared.match import projections
 from tests.unit.data import make_skull_search_pins as make
 
 PINS_PATH = Path(__file__).parent / "data" / "skull_search_pins.json"

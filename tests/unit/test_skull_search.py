@@ -23,12 +23,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared import projections
 from shared.bots import ismcts
 from shared.games import skull
 from shared.games.rng import Rng
 from shared.games.skull import KERNEL, SEARCH, State
 from shared.games.skull.search import capped_rewards, play
+from shared.match import projections
 
 MAX_ACTIONS = 5_000  # far above the longest game
 

@@ -26,7 +26,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared import projections
 from shared.bots import ismcts
 from shared.games import skye
 from shared.games.errors import GameError
@@ -37,6 +36,7 @@ from shared.games.skye import messages as m
 from shared.games.skye import search
 from shared.games.skye.kernel import Table
 from shared.games.skye.state import State, replace
+from shared.match import projections
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 ENGINE: Any = skye  # as ``shared.games.base.Engine``

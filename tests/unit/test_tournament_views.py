@@ -17,8 +17,8 @@ from shared.app.errors import AppError, ErrorCode
 from shared.app.ports import GameEntry
 from shared.bootstrap import bootstrap
 from shared.config import Settings
-from shared.projections import all_views, projection_json
-from shared.record import GameRecord, fold
+from shared.match.projections import all_views, projection_json
+from shared.match.record import GameRecord, fold
 from shared.tournaments.plan import Plan, game_id
 
 BODIES: dict[str, dict[str, Any]] = {

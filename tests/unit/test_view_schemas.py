@@ -17,8 +17,9 @@ from schemathesis.specs.openapi.converter import to_json_schema
 from services.gateway import view_schemas
 from services.gateway.openapi_dump import spec
 from shared import games
+from shared.app import bots
 from shared.app.playout import play
-from shared.projections import view
+from shared.match.projections import view
 
 REF = "#/components/schemas/"
 
@@ -108,7 +109,7 @@ def test_a_view_missing_a_game_field_or_with_an_unknown_one_fails() -> None:
 def test_views_before_the_deal_match_their_schema() -> None:
     from shared.app.handlers import creation_events, seats_from_specs
     from shared.events import GENESIS_HASH, seal
-    from shared.record import fold
+    from shared.match.record import fold
 
     for game in view_schemas.GAMES:
         engine = games.get(game)
@@ -189,16 +190,16 @@ def test_the_document_names_every_operation_and_every_link_reaches_one() -> None
 
 
 def test_views_of_a_game_with_a_clock_match_their_schema() -> None:
-    from shared.app import clock
     from shared.app.handlers import creation_events, seats_from_specs
     from shared.events import GENESIS_HASH, seal
-    from shared.record import fold
+    from shared.match import clock
+    from shared.match.record import fold
 
     for game in view_schemas.GAMES:
         engine = games.get(game)
         seats, _ = seats_from_specs([{"name": f"p{i}"} for i in range(engine.MIN_SEATS)])
         options = engine.parse_options(len(seats), {})
-        spec = clock.parse_clock({"turn_seconds": 30})
+        spec = clock.parse_clock({"turn_seconds": 30}, parse_bot=bots.parse_spec)
         events = creation_events(game, seats, options, "s", clock_spec=spec,
                                  now_ms=1_767_225_600_000)  # fmt: skip
         envelopes = seal(events, after_version=0, prev_hash=GENESIS_HASH, command_id="create",
@@ -230,10 +231,11 @@ def test_the_catalogue_view_schema_holds_real_views() -> None:
 def test_views_after_a_resignation_match_their_schema(game: str, seats: int) -> None:
     # A resigned seat (and, with two seats, an outcome without scores) as the service shows it.
     from shared.adapters.memory import MemoryCommandBus
-    from shared.app import clock, handlers, queries
+    from shared.app import handlers, queries
     from shared.app.messages import CommandMessage
     from shared.bootstrap import bootstrap
     from shared.config import Settings
+    from shared.match import clock
 
     app = bootstrap(Settings(), backend="memory")
     gid = handlers.create_game(app, game, [{"name": f"p{i}"} for i in range(seats)], {}).game_id

@@ -23,10 +23,11 @@ from typing import Any
 
 import orjson
 
-from shared import games, projections
+from shared import games
 from shared.app import bots
 from shared.bots import ismcts
 from shared.games.rng import Rng
+from shared.match import projections
 
 ITERATIONS = 150
 # (options, phase the state is taken in, how many such states to pass first at most); the

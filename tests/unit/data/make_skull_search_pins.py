@@ -21,10 +21,11 @@ from typing import Any
 
 import orjson
 
-from shared import games, projections
+from shared import games
 from shared.app import bots
 from shared.bots import ismcts
 from shared.games.rng import Rng
+from shared.match import projections
 
 ITERATIONS = 150
 # (seats, next_starter rule, phase the state is taken in); the seed is the case's index.

@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from shared import games
-from shared.app import match as match_
-from shared.app.clock import with_resignations
-from shared.app.match import Match
 from shared.events import GENESIS_HASH, SEED_REVEALED, SERVICE_EVENTS, Envelope
 from shared.games.base import Engine
+from shared.match import aggregate as match_
+from shared.match.aggregate import Match
+from shared.match.clock import with_resignations
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

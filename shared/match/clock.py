@@ -27,12 +27,11 @@ the service), so the scheduler and the workers agree on what is due.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared.app import bots
 from shared.events import (
     CLOCK_STOPPED,
     DEADLINE_ARMED,
@@ -65,9 +64,13 @@ BOUNDS: dict[str, tuple[int, int]] = {
 }
 
 
-def parse_clock(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def parse_clock(
+    doc: Mapping[str, Any] | None, *, parse_bot: Callable[[Mapping[str, Any]], dict[str, Any]]
+) -> dict[str, Any] | None:
     """The full clock spec (defaults filled in) for a creation's ``clock``, None for none.
-    Raises ``options/invalid`` naming the field (``clock.turn_seconds``...)."""
+    ``parse_bot`` checks the ``timeout_bot`` seat spec (the bot registry's ``parse_spec``: it
+    raises a ``ValueError`` with ``field`` and ``message``). Raises ``options/invalid`` naming
+    the field (``clock.turn_seconds``...)."""
     if doc is None:
         return None
     if not isinstance(doc, Mapping):
@@ -97,10 +100,12 @@ def parse_clock(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
             **{"clock.timeout_bot": ['a bot seat spec, e.g. {"bot": "heuristic"}']},
         )
     try:
-        settings = bots.parse_spec(bot)
-    except bots.BotSpecError as exc:
+        settings = parse_bot(bot)
+    except ValueError as exc:
+        field = getattr(exc, "field", "bot")
+        message = getattr(exc, "message", str(exc))
         raise rules.invalid_options(
-            f"clock.timeout_bot: {exc.message}", **{f"clock.timeout_bot.{exc.field}": [exc.message]}
+            f"clock.timeout_bot: {message}", **{f"clock.timeout_bot.{field}": [message]}
         ) from None
     spec["timeout_bot"] = {"bot": bot["bot"], **settings}
     return spec

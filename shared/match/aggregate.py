@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shared.app.clock import SeatClock, evolve_clocks, start_clocks
 from shared.events import (
     CLOCK_SET,
     CLOCK_STOPPED,
@@ -23,6 +22,7 @@ from shared.events import (
     SEAT_TAKEN_OVER,
     TURN_TIMED_OUT,
 )
+from shared.match.clock import SeatClock, evolve_clocks, start_clocks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,10 +61,10 @@ class Match:
     seats: tuple[Seat, ...]
     options: Mapping[str, Any]
     seed_sha256: str
-    clock: Mapping[str, Any] | None = None  # the clock's spec (shared/app/clock.py)
+    clock: Mapping[str, Any] | None = None  # the clock's spec (shared/match/clock.py)
     clocks: tuple[SeatClock, ...] = ()  # per seat, when the game has a clock
     tournament: Mapping[str, Any] | None = None  # {"id", "index"} of a tournament's game
-    fairness: str = "standard"  # or "contributed" (shared/app/fairness.py)
+    fairness: str = "standard"  # or "contributed" (shared/match/fairness.py)
     contributions: tuple[str | None, ...] = ()  # per seat, its client seed once sent
     listed: bool = True  # shown in the lobby's list (false: invite by id)
 

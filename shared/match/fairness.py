@@ -21,8 +21,8 @@ import hmac
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shared.app.match import Match
 from shared.events import canonical_json
+from shared.match.aggregate import Match
 
 STANDARD = "standard"
 CONTRIBUTED = "contributed"

@@ -11,13 +11,12 @@ from typing import Any
 
 import orjson
 
-from shared.app.bots import BOT_ITERATIONS
-from shared.app.clock import TIME_OUT, clock_doc
-from shared.app.fairness import CONTRIBUTE, view_doc
-from shared.app.match import public_data
-from shared.events import GAME_CREATED, SERVICE_EVENTS, Envelope
+from shared.events import BOT_ITERATIONS, GAME_CREATED, SERVICE_EVENTS, Envelope
 from shared.games.base import Engine
-from shared.record import GameRecord
+from shared.match.aggregate import public_data
+from shared.match.clock import TIME_OUT, clock_doc
+from shared.match.fairness import CONTRIBUTE, view_doc
+from shared.match.record import GameRecord
 
 AUDITOR = "auditor"  # reader that may see everything
 GAME_OVER = "game_over"  # every engine's phase once its game is over
