@@ -64,6 +64,9 @@ class Kernel:
                 raise TypeError(f"{cls.__name__} has no mutator _on_{name}")
             mutators[event_cls] = method
         cls.MUTATORS = mutators
+        # The table's dispatch, unless the class (or a base below ``Kernel``) has its own ``on``.
+        if cls.on is Kernel.on or cls.on in _DISPATCHERS:
+            cls.on = _dispatch(mutators)  # type: ignore[method-assign,assignment]
 
     def on(self, event: Any) -> None:
         """Run ``event``'s mutator on this kernel."""
@@ -102,6 +105,24 @@ def _inert(_kernel: Any, _event: Any) -> None:
     return None
 
 
+def _dispatch(mutators: dict[type, Callable[[Any, Any], None]]) -> Callable[[Any, Any], None]:
+    """A subclass's ``on``: ``Kernel.on`` with its table in a closure. Search calls ``on`` for
+    every event it plays, and a closure cell is read in one instruction where the class
+    attribute ``MUTATORS``, looked up through the instance, is a dictionary walk."""
+
+    def on(self: Any, event: Any) -> None:
+        """Run ``event``'s mutator on this kernel."""
+        mutators[type(event)](self, event)
+
+    _DISPATCHERS.add(on)
+    return on
+
+
+# The ``on`` functions ``_dispatch`` made: a kernel whose ``on`` is one of them does exactly
+# what its ``MUTATORS`` say, so ``recorder`` may run them itself.
+_DISPATCHERS: set[Callable[..., None]] = set()
+
+
 class PureFace(Protocol):
     """The engine contract's ``decide``/``evolve`` (and ``evolve_all``) derived from a kernel."""
 
@@ -114,11 +135,21 @@ class PureFace(Protocol):
 
 def recorder(kernel: Kernel, events: list[Any]) -> Emit:
     """An ``emit`` that runs each event's mutator and appends the event to ``events``."""
-    on = kernel.on
+    mutators = kernel.MUTATORS
     append = events.append
+    if type(kernel).on not in _DISPATCHERS:
+        on = kernel.on  # a kernel with its own ``on``: it decides what an event does
+
+        def emit_on(event: Any) -> None:
+            on(event)
+            append(event)
+
+        return emit_on
 
     def emit(event: Any) -> None:
-        on(event)
+        # ``on``'s own dispatch, without its call: the pure face and the service's play-out
+        # driver record every event of every command through here.
+        mutators[type(event)](kernel, event)
         append(event)
 
     return emit

@@ -1,10 +1,11 @@
 """Fox's rules, written once: the kernel (``shared/games/kernel.py``) and its read-only rules.
 
-``FoxKernel`` holds the whole game as one list of the ``StateFields`` (``self.s``, indexed by
-the field constants of ``state.py``): thawing a frozen ``State`` is ``list(state)`` and
-freezing is ``tuple(self.s)``, both in C, and a copy for search is one list copy (every field
-is an int or an immutable tuple). Its ``_on_<event>`` mutators are the only statement of how
-each event changes the state; ``apply`` checks a command against the rules and hands each
+``FoxKernel`` holds the whole game in one slot per field of ``StateFields`` (``state.py``),
+named as there: thawing a frozen ``State`` is one unpacking into the slots, freezing one tuple
+of them, and a copy for search both (every field is an int or an immutable tuple). The hot
+path reads and writes slots, the cheapest field access CPython has (a list indexed by named
+constants costs three instructions a read). Its ``_on_<event>`` mutators are the only
+statement of how each event changes the state; ``apply`` checks a command against the rules and hands each
 event to ``emit`` as it goes. The engine's ``decide``/``evolve`` are derived from it
 (``decide_with``/``evolve_with``), and search plays on it directly.
 
@@ -78,45 +79,55 @@ from shared.games.fox.messages import (
 )
 from shared.games.fox.setup import _deal_event, _shuffle
 from shared.games.fox.state import (
-    _DECK,
-    _DECREE,
     _GAME,
     _HAND0,
     _HAND1,
-    _KNOWN,
-    _LAST,
     _LEAD,
-    _LEADER,
     _PHASE,
-    _PLAYED,
-    _RETURNED,
-    _SECOND,
-    _TALLY,
     _TURN,
-    _VOIDS,
     Game,
     State,
+    StateFields,
 )
 from shared.games.kernel import Emit, Kernel
 from shared.games.rng import Rng
 
 _new = object.__new__
+# ``voids`` at or above this holds a "hand or deck" set (``deductions``: they sit above the rest).
+_ANY_UNDER = 1 << min(_UNDER_SHIFT)
 _new_game = tuple.__new__  # Game from a tuple, in C (NamedTuple's own __new__ is Python)
-# The hand's field by seat: s[_HAND[seat]].
-_HAND = (_HAND0, _HAND1)
 
 
 class FoxKernel(Kernel):
-    """The mutable Fox game: ``s`` is the list of ``StateFields`` (see ``state.py``)."""
+    """The mutable Fox game: one slot per field of ``StateFields`` (see ``state.py``), named
+    and ordered as there."""
 
-    __slots__ = ("s",)
+    # A slot read is one instruction where a list field indexed by a named constant is three:
+    # the play-out's hot path reads and writes a dozen fields a move.
+    __slots__ = ("phase", "turn", "hand0", "hand1", "leader", "lead", "second", "played",
+                 "decree", "deck", "tally", "known", "returned", "voids", "last", "game")  # fmt: skip
 
     EVENTS: ClassVar[dict[str, type]] = EVENTS
     INERT: ClassVar[tuple[str, ...]] = (
         "trick_won",
     )  # taken with the trick's last card: see module doc
 
-    s: list[Any]
+    phase: int
+    turn: int
+    hand0: int
+    hand1: int
+    leader: int
+    lead: int
+    second: int
+    played: int
+    decree: int
+    deck: tuple[int, ...]
+    tally: int
+    known: tuple[int, int]
+    returned: tuple[int, int]
+    voids: int
+    last: tuple[int, int, int, int] | None
+    game: Game
 
     # --- frozen state in and out ----------------------------------------------------------
 
@@ -124,44 +135,43 @@ class FoxKernel(Kernel):
     def thaw(cls, state: State) -> FoxKernel:
         """A kernel holding ``state`` (any state: any phase, round, or determinization)."""
         kernel: FoxKernel = _new(cls)
-        kernel.s = list(state)
+        _load(kernel, state)
         return kernel
 
     @classmethod
     def start(cls, event: GameStarted) -> FoxKernel:
         """The kernel ``game_started`` creates (``evolve(None, event)``)."""
         kernel: FoxKernel = _new(cls)
-        kernel.s = [None] * 16
         kernel._on_game_started(event)
         return kernel
 
     def freeze(self) -> State:
         """The engine's frozen ``State`` (a plain tuple, ``==`` the pure engine's own)."""
-        return tuple(self.s)
+        return (self.phase, self.turn, self.hand0, self.hand1, self.leader, self.lead,
+                self.second, self.played, self.decree, self.deck, self.tally, self.known,
+                self.returned, self.voids, self.last, self.game)  # fmt: skip
 
     def copy(self) -> FoxKernel:
-        """An independent copy (every field is immutable: a list copy is a deep one)."""
+        """An independent copy (every field is immutable: copying the slots is a deep copy)."""
         kernel: FoxKernel = _new(FoxKernel)
-        kernel.s = self.s.copy()
+        _load(kernel, self.freeze())
         return kernel
 
     # --- read-only rules ------------------------------------------------------------------
 
     def to_act(self) -> tuple[int, ...]:
         """The seat that must send a command now (empty between rounds and after the game)."""
-        return _TO_ACT[self.s[_TURN]]
+        return _TO_ACT[self.turn]
 
     def legal_commands(self, seat: int) -> list[Any]:
         """Every command ``seat`` may send now; empty when it is not theirs to act."""
-        s = self.s
-        if seat != s[_TURN]:
+        if seat != self.turn:
             return []
-        return _legal(s[_PHASE], s[_HAND1] if seat else s[_HAND0], s[_LEAD])
+        return list(_legal(self.phase, self.hand1 if seat else self.hand0, self.lead))
 
     def outcome(self) -> dict[str, Any] | None:
         """None while the game runs; then scores, winners, ranks and whether it is a draw."""
-        s = self.s
-        return _outcome(s[_PHASE], s[_GAME])
+        return _outcome(self.phase, self.game)
 
     # --- commands -------------------------------------------------------------------------
 
@@ -172,20 +182,19 @@ class FoxKernel(Kernel):
         ``rng`` is used only when the command ends a round that the game outlives (the next
         deal: one ``rng.below(33! / 13!)``, see ``setup._shuffle``).
         """
-        s = self.s
-        if seat != s[_TURN]:
-            raise _not_to_act(s[_PHASE], seat)
-        if s[_PHASE]:  # a Fox or Woodcutter waits for its owner
+        if seat != self.turn:
+            raise _not_to_act(self.phase, seat)
+        if self.phase:  # a Fox or Woodcutter waits for its owner
             self._apply_effect(seat, command, rng, emit)
             return
         # Playing a card is the hot path of search bots' play-outs: literals, tables, no calls.
         if type(command) is not Play:
             raise _wrong_command(PHASE_PLAY, command)
         card = command.card  # an int 0..32: Play checks it when built
-        hand = s[_HAND1] if seat else s[_HAND0]
+        hand = self.hand1 if seat else self.hand0
         if not hand >> card & 1:
             raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
-        lead = s[_LEAD]
+        lead = self.lead
         if lead >= 0:
             held = hand & _SUIT_MASK_OF[lead]
             if held:
@@ -199,59 +208,57 @@ class FoxKernel(Kernel):
         rank0 = card % 11  # rank - 1
         if rank0 == 4:  # Woodcutter: the draw is the deck's top card; the return comes next
             emit(_CARD_PLAYED[seat][card])
-            emit(_CARD_DRAWN[seat][s[_DECK][0]])
+            emit(_CARD_DRAWN[seat][self.deck[0]])
             return
         if lead < 0 or rank0 == 2:  # a lead, or a Fox whose owner decides before the trick ends
             emit(_CARD_PLAYED[seat][card])
             return
         # The trick's second card: its mutator takes the trick (by this same table).
-        won = _TRICK_RESULT[s[_LEADER] * 33 + s[_DECREE]][lead * 33 + card][0]
+        won = _TRICK_RESULT[self.leader * 33 + self.decree][lead * 33 + card][0]
         emit(_CARD_PLAYED[seat][card])
         emit(won)
-        if s[_TALLY] & 15 == TRICKS_PER_ROUND:  # the low 4 bits count the tricks taken
+        if self.tally & 15 == TRICKS_PER_ROUND:  # the low 4 bits count the tricks taken
             self._end_round(rng, emit)
 
     def _apply_effect(self, seat: int, command: Any, rng: Rng, emit: Emit) -> None:
         """The owner's answer to a Fox (exchange or keep) or a Woodcutter (return a card)."""
-        s = self.s
-        phase = s[_PHASE]
+        phase = self.phase
         kind = type(command)
-        decree = s[_DECREE]
+        decree = self.decree
         if phase == PHASE_FOX and kind is KeepDecree:
             event: Any = _DECREE_KEPT[seat]
         elif phase == PHASE_FOX and kind is ExchangeDecree:
             new = command.card
-            if not (s[_HAND1] if seat else s[_HAND0]) >> new & 1:
+            if not (self.hand1 if seat else self.hand0) >> new & 1:
                 raise illegal("card_not_in_hand", f"{_card_name(new)} is not in your hand")
             event = _DECREE_EXCHANGED[seat][new * 33 + decree]
             decree = new  # already trump for this trick
         elif phase == PHASE_WOODCUTTER and kind is ReturnCard:
             card = command.card
-            if not (s[_HAND1] if seat else s[_HAND0]) >> card & 1:
+            if not (self.hand1 if seat else self.hand0) >> card & 1:
                 raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
             event = _CARD_RETURNED[seat][card]
         else:
             raise _wrong_command(phase, command)
-        second = s[_SECOND]
+        second = self.second
         if second < 0:  # the effect came with the lead: the follower plays next
             emit(event)
             return
         # The effect came with the trick's second card: its mutator takes the trick now.
-        won = _TRICK_RESULT[s[_LEADER] * 33 + decree][s[_LEAD] * 33 + second][0]
+        won = _TRICK_RESULT[self.leader * 33 + decree][self.lead * 33 + second][0]
         emit(event)
         emit(won)
-        if s[_TALLY] & 15 == TRICKS_PER_ROUND:
+        if self.tally & 15 == TRICKS_PER_ROUND:
             self._end_round(rng, emit)
 
     def _end_round(self, rng: Rng, emit: Emit) -> None:
         """After the 13th trick: ``round_scored``, then the next deal or ``game_ended``."""
-        s = self.s
-        tally = s[_TALLY]
+        tally = self.tally
         tricks = (tally >> 4 & 15, tally >> 8 & 15)
         treasure = (tally >> 12 & 15, tally >> 16 & 15)
         points = (SCORE_BY_TRICKS[tricks[0]], SCORE_BY_TRICKS[tricks[1]])
         total = (points[0] + treasure[0], points[1] + treasure[1])
-        game = s[_GAME]
+        game = self.game
         scores = (game.scores[0] + total[0], game.scores[1] + total[1])
         emit(
             RoundScored(
@@ -281,163 +288,176 @@ class FoxKernel(Kernel):
 
     def _on_game_started(self, e: GameStarted) -> None:
         game = Game(e.target, e.first_dealer, e.first_dealer, 0, (0, 0), ())
-        self.s[:] = (PHASE_PLAY, NOBODY, 0, 0, 1 - e.first_dealer, -1, -1, 0, -1, (), 0, (0, 0),
-                     (0, 0), 0, None, game)  # fmt: skip
+        _load(self, (PHASE_PLAY, NOBODY, 0, 0, 1 - e.first_dealer, -1, -1, 0, -1, (), 0, (0, 0),
+                     (0, 0), 0, None, game))  # fmt: skip
 
     def _on_round_dealt(self, e: RoundDealt) -> None:
-        s = self.s
-        target, first_dealer, _, _, scores, history = s[_GAME]
+        target, first_dealer, _, _, scores, history = self.game
         game = _new_game(Game, (target, first_dealer, e.dealer, e.round, scores, history))
         first = 1 - e.dealer  # the non-dealer leads the first trick
-        s[:] = (PHASE_PLAY, first, _mask(e.hands[0]), _mask(e.hands[1]), first, -1, -1, 0,
-                e.decree, tuple(e.deck), 0, (0, 0), (0, 0), 0, None, game)  # fmt: skip
+        _load(self, (PHASE_PLAY, first, _mask(e.hands[0]), _mask(e.hands[1]), first, -1, -1, 0,
+                     e.decree, tuple(e.deck), 0, (0, 0), (0, 0), 0, None, game))  # fmt: skip
 
     def _on_card_played(self, e: CardPlayed) -> None:
-        s = self.s
         seat = e.seat
         card = e.card
         bit = 1 << card
-        s[_HAND[seat]] ^= bit
-        s[_PLAYED] |= bit
-        known = s[_KNOWN]
+        if seat:
+            self.hand1 ^= bit
+        else:
+            self.hand0 ^= bit
+        self.played |= bit
+        known = self.known
         if known[seat] & bit:
-            s[_KNOWN] = (known[0] & ~bit, known[1] & ~bit)
-        voids = s[_VOIDS]
-        if voids >> _UNDER_SHIFT[seat] & bit:  # it was in the hand, not under the deck
+            self.known = (known[0] & ~bit, known[1] & ~bit)
+        voids = self.voids
+        # (No "hand or deck" set at all, the common case, is one comparison.)
+        if voids >= _ANY_UNDER and voids >> _UNDER_SHIFT[seat] & bit:  # not under the deck
             voids = _drop_under(voids, seat, bit)
         phase, turn = _AFTER_PLAY[seat][card]
-        lead = s[_LEAD]
+        lead = self.lead
         if lead < 0:
-            s[_PHASE] = phase
-            s[_TURN] = turn
-            s[_LEAD] = card
-            s[_SECOND] = -1
-            s[_VOIDS] = voids
+            self.phase = phase
+            self.turn = turn
+            self.lead = card
+            self.second = -1
+            self.voids = voids
             return
-        pair = lead * 33 + card
         # A follower off the led suit has none of it; one answering a Monarch with a card of its
         # suit other than the 1 has none higher.
-        s[_VOIDS] = voids | _VOID_IF_PLAYED[seat][pair]
+        self.voids = voids | _VOID_IF_PLAYED[seat][lead * 33 + card]
         if phase:  # a Fox or Woodcutter as the second card: the trick waits for its owner
-            s[_PHASE] = phase
-            s[_TURN] = turn
-            s[_SECOND] = card
+            self.phase = phase
+            self.turn = turn
+            self.second = card
             return
-        _take_trick(s, card)
+        _take_trick(self, card)
 
     def _on_decree_exchanged(self, e: DecreeExchanged) -> None:
-        s = self.s
         seat, new, old = e.seat, e.card, e.old
-        s[_HAND[seat]] ^= (1 << new) | (1 << old)
+        if seat:
+            self.hand1 ^= (1 << new) | (1 << old)
+        else:
+            self.hand0 ^= (1 << new) | (1 << old)
         # The old decree card is now publicly known to be in this hand. The seat's voids stay:
         # the hand holds no other card of those suits than its known cards.
-        known = s[_KNOWN]
+        known = self.known
         if seat:
-            s[_KNOWN] = (known[0], known[1] & ~(1 << new) | 1 << old)
+            self.known = (known[0], known[1] & ~(1 << new) | 1 << old)
         else:
-            s[_KNOWN] = (known[0] & ~(1 << new) | 1 << old, known[1])
-        voids = s[_VOIDS]
+            self.known = (known[0] & ~(1 << new) | 1 << old, known[1])
+        voids = self.voids
         if voids >> _UNDER_SHIFT[seat] & 1 << new:  # it was in the hand, not under the deck
-            s[_VOIDS] = _drop_under(voids, seat, 1 << new)
-        s[_DECREE] = new
-        _effect_done(s, seat)
+            self.voids = _drop_under(voids, seat, 1 << new)
+        self.decree = new
+        _effect_done(self, seat)
 
     def _on_decree_kept(self, e: DecreeKept) -> None:
-        _effect_done(self.s, e.seat)
+        _effect_done(self, e.seat)
 
     def _on_card_drawn(self, e: CardDrawn) -> None:
-        s = self.s
-        seat = e.seat
-        s[_HAND[seat]] |= 1 << e.card
+        if e.seat:
+            self.hand1 |= 1 << e.card
+        else:
+            self.hand0 |= 1 << e.card
         # The drawn card is hidden from the other seat: it may be of a suit this seat lacked,
         # or higher than a Monarch answer showed. A deck slot known to hold a card of a "hand
         # or deck" set moves up one; drawn, it ends that set (the drawer took the card, unseen).
-        voids = s[_VOIDS] & _KEEP_VOIDS_OF_OTHER[seat]
+        voids = self.voids & _KEEP_VOIDS_OF_OTHER[e.seat]
         if voids >> _UNDER_SHIFT[0]:
             voids = _under_drawn(voids)
-        s[_VOIDS] = voids
-        s[_DECK] = s[_DECK][1:]
+        self.voids = voids
+        self.deck = self.deck[1:]
 
     def _on_card_returned(self, e: CardReturned) -> None:
-        s = self.s
         seat, card = e.seat, e.card
         bit = 1 << card
-        known = s[_KNOWN]
-        deck = s[_DECK]
+        known = self.known
+        deck = self.deck
         # The other seat cannot see which card went under the deck, so a card it knew to be in
         # this hand may be at the deck's bottom now: this hand's known cards become a "hand or
         # deck" set (all in the hand but at most one, which is in that slot).
-        s[_VOIDS] = _set_under(s[_VOIDS], seat, known[seat], len(deck))
-        s[_HAND[seat]] ^= bit
-        returned = s[_RETURNED]
+        self.voids = _set_under(self.voids, seat, known[seat], len(deck))
+        returned = self.returned
         if seat:
-            s[_KNOWN] = (known[0], 0)
-            s[_RETURNED] = (returned[0], returned[1] | bit)
+            self.hand1 ^= bit
+            self.known = (known[0], 0)
+            self.returned = (returned[0], returned[1] | bit)
         else:
-            s[_KNOWN] = (0, known[1])
-            s[_RETURNED] = (returned[0] | bit, returned[1])
-        s[_DECK] = deck + (card,)
-        _effect_done(s, seat)
+            self.hand0 ^= bit
+            self.known = (0, known[1])
+            self.returned = (returned[0] | bit, returned[1])
+        self.deck = deck + (card,)
+        _effect_done(self, seat)
 
     def _on_round_scored(self, e: RoundScored) -> None:
-        s = self.s
-        target, first_dealer, dealer, round_, _, history = s[_GAME]
+        target, first_dealer, dealer, round_, _, history = self.game
         history += ((e.tricks, e.points, e.treasure, e.total),)
-        s[_GAME] = _new_game(Game, (target, first_dealer, dealer, round_, e.scores, history))
+        self.game = _new_game(Game, (target, first_dealer, dealer, round_, e.scores, history))
         # The round's Treasure is in the new totals now; its tricks stay visible until the deal.
-        s[_TALLY] &= 0xFFF
-        s[_TURN] = NOBODY
+        self.tally &= 0xFFF
+        self.turn = NOBODY
 
     def _on_game_ended(self, e: GameEnded) -> None:
-        s = self.s
-        s[_PHASE] = PHASE_OVER
-        s[_TURN] = NOBODY
+        self.phase = PHASE_OVER
+        self.turn = NOBODY
 
 
-def _effect_done(s: list[Any], seat: int) -> None:
+if FoxKernel.__slots__ != StateFields._fields:  # thaw and freeze read and write in this order
+    raise TypeError("FoxKernel's slots are not StateFields' fields, in order")
+
+
+def _load(k: FoxKernel, state: State) -> None:
+    """Every slot of ``k`` from a ``State`` (``StateFields``' order): thaw, copy, deal."""
+    (k.phase, k.turn, k.hand0, k.hand1, k.leader, k.lead, k.second, k.played, k.decree, k.deck,
+     k.tally, k.known, k.returned, k.voids, k.last, k.game) = state  # fmt: skip
+
+
+def _effect_done(k: FoxKernel, seat: int) -> None:
     """A Fox or Woodcutter answered: the follower plays next, or (the effect came with the
     trick's second card) the trick is taken now, with the decree as it is now."""
-    second = s[_SECOND]
+    second = k.second
     if second < 0:
-        s[_PHASE] = PHASE_PLAY
-        s[_TURN] = 1 - seat
+        k.phase = PHASE_PLAY
+        k.turn = 1 - seat
         return
-    _take_trick(s, second)
+    _take_trick(k, second)
 
 
-def _take_trick(s: list[Any], second: int) -> None:
+def _take_trick(k: FoxKernel, second: int) -> None:
     """The trick (lead, ``second``) is decided, as ``trick_won`` tells; the next one opens."""
-    leader, lead = s[_LEADER], s[_LEAD]
-    won, delta = _TRICK_RESULT[leader * 33 + s[_DECREE]][lead * 33 + second]
+    leader, lead = k.leader, k.lead
+    won, delta = _TRICK_RESULT[leader * 33 + k.decree][lead * 33 + second]
     nxt = won.next_leader
-    s[_PHASE] = PHASE_PLAY
-    s[_TURN] = nxt
-    s[_LEADER] = nxt
-    s[_LEAD] = -1
-    s[_SECOND] = -1
-    s[_TALLY] += delta
-    s[_LAST] = (leader, lead, second, won.winner)
+    k.phase = PHASE_PLAY
+    k.turn = nxt
+    k.leader = nxt
+    k.lead = -1
+    k.second = -1
+    k.tally += delta
+    k.last = (leader, lead, second, won.winner)
 
 
 # --- the read-only rules, shared by the kernel and the frozen state's functions ---------------
 
 
-def _legal(phase: int, hand: int, lead: int) -> list[Any]:
+def _legal(phase: int, hand: int, lead: int) -> tuple[Any, ...]:
     """The commands of the seat to act holding ``hand``, in the listing order search draws
-    from (the shared command objects; tables by suit: [suit][the suit's 11 bits])."""
+    from (the shared command objects; tables by suit: [suit][the suit's 11 bits]). A tuple:
+    a follow's is the table's own, so the play-out's most common listing builds nothing."""
     if not phase:
         if lead >= 0:
             held = hand >> _FOLLOW_SHIFT[lead] & 0x7FF
             if held:
                 if lead % 11 == 10:  # Monarch led: the 1 or the highest of the suit
                     held = (held & 1) | (1 << (held.bit_length() - 1))
-                return list(_FOLLOW_PLAYS[lead][held])
-        return [*_PLAYS0[hand & 0x7FF], *_PLAYS1[hand >> 11 & 0x7FF], *_PLAYS2[hand >> 22]]
+                return _FOLLOW_PLAYS[lead][held]
+        return _PLAYS0[hand & 0x7FF] + _PLAYS1[hand >> 11 & 0x7FF] + _PLAYS2[hand >> 22]
     if phase == PHASE_FOX:
         e0, e1, e2 = _EXCHANGES
-        return [KEEP_DECREE, *e0[hand & 0x7FF], *e1[hand >> 11 & 0x7FF], *e2[hand >> 22]]
+        return (KEEP_DECREE, *e0[hand & 0x7FF], *e1[hand >> 11 & 0x7FF], *e2[hand >> 22])
     r0, r1, r2 = _RETURNS
-    return [*r0[hand & 0x7FF], *r1[hand >> 11 & 0x7FF], *r2[hand >> 22]]
+    return r0[hand & 0x7FF] + r1[hand >> 11 & 0x7FF] + r2[hand >> 22]
 
 
 def _outcome(phase: int, game: Game) -> dict[str, Any] | None:
@@ -458,7 +478,7 @@ def legal_commands(state: State, seat: int) -> list[Any]:
     """Every command ``seat`` may send now; empty when it is not theirs to act."""
     if seat != state[_TURN]:
         return []
-    return _legal(state[_PHASE], state[_HAND1] if seat else state[_HAND0], state[_LEAD])
+    return list(_legal(state[_PHASE], state[_HAND1] if seat else state[_HAND0], state[_LEAD]))
 
 
 def to_act(state: State) -> tuple[int, ...]:

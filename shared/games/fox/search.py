@@ -15,9 +15,8 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from shared.games.fox.cards import PHASE_OVER
 from shared.games.fox.kernel import FoxKernel, _legal
-from shared.games.fox.state import _GAME, _HAND0, _HAND1, _LEAD, _PHASE, _TALLY, _TURN, State
+from shared.games.fox.state import State
 
 T = TypeVar("T")
 
@@ -90,21 +89,19 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
     and the kernel's ``apply``; a deal draws through the same ``Draws``.
     """
     kernel = FoxKernel.thaw(state)
-    s = kernel.s
     apply, on = kernel.apply, kernel.on
     draws: Any = Draws(rand)  # the engines' Rng interface, drawn as play-outs always drew
     getrandbits = rand.getrandbits
     bits_below = _BITS_BELOW
     legal_of = _legal
     for _ in range(PLAYOUT_CAP):
-        if s[_PHASE] == PHASE_OVER:
+        seat = kernel.turn
+        if seat > 1:  # nobody to act: the game is over (a command ends a round and deals)
             result = kernel.outcome()
-            assert result is not None
+            if result is None:
+                raise RuntimeError("fox: nobody is to act in a game that is not over")
             return rewards(result)
-        seat = s[_TURN]
-        if seat > 1:
-            raise RuntimeError("fox: nobody is to act in a game that is not over")
-        legal = legal_of(s[_PHASE], s[_HAND1] if seat else s[_HAND0], s[_LEAD])
+        legal = legal_of(kernel.phase, kernel.hand1 if seat else kernel.hand0, kernel.lead)
         n = len(legal)
         if n > 1:
             k = bits_below[n]
@@ -114,12 +111,12 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
             apply(seat, legal[r], draws, on)
         else:
             apply(seat, legal[0], draws, on)
-    return _capped(s)
+    return _capped(kernel)
 
 
-def _capped(s: list[Any]) -> list[float]:
+def _capped(kernel: FoxKernel) -> list[float]:
     """A play-out cut short: the higher score (this round's Treasure in) wins, a tie halves."""
-    scores, tally = s[_GAME].scores, s[_TALLY]
+    scores, tally = kernel.game.scores, kernel.tally
     score0 = scores[0] + (tally >> 12 & 15)
     score1 = scores[1] + (tally >> 16 & 15)
     if score0 != score1:

@@ -1,0 +1,102 @@
+"""What a move of Fox's kernel costs, counted in bytecode instructions (issue 26's speed).
+
+Search plays its moves on the kernel (``apply`` with the kernel's own mutators as ``emit``),
+so the kernel's cost per move is the search's speed. Timing it in a test would be noise on a
+shared machine; the interpreter's own count of the instructions it runs is not: the same
+play-outs run the same instructions on every machine, so a budget on them fails exactly when
+the hot path grows. The counts are CPython 3.11's (another version compiles other bytecode):
+elsewhere the test is skipped. The simulator the kernel replaced ran ~111 instructions a move
+(no checks, no deductions, no events); the first kernel ran 385 a move and 42,374 an
+iteration, this one 339 and 37,611 (slots for fields, a closure for ``on``, tuple listings).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from shared.bots import ismcts
+from shared.games import fox
+from shared.games.fox import search
+from shared.games.rng import Rng
+
+pytestmark = pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11), reason="bytecode counts are CPython 3.11's"
+)
+
+# Instructions per move of a random play-out (the apply calls of the play-out), all included:
+# the play-out loop, the listing, apply's checks, the mutators, round ends and deals.
+PLAYOUT_OPS_PER_MOVE = 350
+# Instructions per ISMCTS iteration on a fixed follow view (determinize, tree, play-out).
+SEARCH_OPS_PER_ITERATION = 39_000
+
+
+def start(secret: str) -> Any:
+    """A match to 21 right after setup."""
+    state: Any = None
+    for event in fox.setup(2, {}, Rng(secret)):
+        state = fox.evolve(state, event)
+    return state
+
+
+def count(run: Callable[[], Any]) -> tuple[int, int]:
+    """(bytecode instructions ``run`` executes, calls of the kernel's ``apply`` among them)."""
+    ops = applies = 0
+    apply_code = fox.FoxKernel.apply.__code__
+
+    def trace(frame: FrameType, event: str, _arg: Any) -> Any:
+        nonlocal ops, applies
+        if event == "opcode":
+            ops += 1
+        elif event == "call":
+            frame.f_trace_opcodes = True
+            applies += frame.f_code is apply_code
+        return trace
+
+    sys.settrace(trace)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return ops, applies
+
+
+def test_a_playout_move_costs_at_most_its_budget() -> None:
+    states = [start(f"cost-{k}") for k in range(6)]
+
+    def run() -> None:
+        for k, state in enumerate(states):
+            search.random_playout(state, random.Random(k))
+
+    ops, moves = count(run)
+    assert moves > 400  # six matches to 21: several rounds each
+    assert ops / moves <= PLAYOUT_OPS_PER_MOVE, f"{ops / moves:.0f} instructions a move"
+
+
+def follow_view() -> dict[str, Any]:
+    """The first follow with a choice in a seeded random match (the benchmark's kind)."""
+    rnd = random.Random(7)
+    state = start("cost-search")
+    for n in range(1_000):
+        seat = fox.to_act(state)[0]
+        legal = fox.legal_commands(state, seat)
+        if fox.state_fields(state).lead >= 0 and len(legal) > 1 and n > 10:
+            view = fox.view(state, seat)
+            return {**view, "game": "fox", "seat": seat, "to_act": [seat], "outcome": None}
+        events = fox.decide(state, seat, rnd.choice(legal), Rng("cost-search", f"v{n}"))
+        state = fox.evolve_all(state, events)
+    raise AssertionError("no follow with a choice")
+
+
+def test_a_search_iteration_costs_at_most_its_budget() -> None:
+    view = follow_view()
+    found: list[ismcts.SearchResult] = []
+    ops, _ = count(lambda: found.append(ismcts.search(view, random.Random(1), iterations=40)))
+    assert found[0].iterations == 40 and found[0].command is not None
+    per_iteration = ops / 40
+    assert per_iteration <= SEARCH_OPS_PER_ITERATION, f"{per_iteration:.0f} per iteration"
