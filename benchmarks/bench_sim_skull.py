@@ -34,7 +34,11 @@ from benchmarks.common import machine, ratio_summary  # noqa: E402
 from shared import games  # noqa: E402
 from shared.bots import ismcts  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
-from shared.match import projections  # noqa: E402
+
+try:  # the tree before issue 27 (a before/after run) kept the projections in shared/
+    from shared.match import projections  # noqa: E402
+except ImportError:
+    from shared import projections  # type: ignore[attr-defined,no-redef]  # noqa: E402
 
 skull: Any = games.get("skull")
 

@@ -18,6 +18,7 @@ Invariants the counts rely on, true of every state the rules reach and of ``dete
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from shared.games import base
@@ -97,15 +98,49 @@ _TURNS = [TurnStarted(seat=s) for s in _SEATS]
 _PASSED = [BidPassed(seat=s) for s in _SEATS]
 _BIDS_MADE = [[BidMade(seat=s, count=c) for c in _COUNTS] for s in _SEATS]
 _CHALLENGES = [[ChallengeStarted(seat=s, bid=c) for c in _COUNTS] for s in _SEATS]
+_ELIMINATED = [PlayerEliminated(seat=s) for s in _SEATS]
+_FAILED = [[ChallengeFailed(seat=s, skull_owner=o) for o in _SEATS] for s in _SEATS]
+_WON = [[ChallengeWon(seat=s, wins=w) for w in range(WINS_NEEDED + 1)] for s in _SEATS]
+# Rounds past this many are made when met (a random game of 12 players ends well before).
+_ROUNDS_KEPT = 64
+_ROUNDS = [[RoundStarted(round=r, starter=s) for s in _SEATS] for r in range(_ROUNDS_KEPT)]
+_NBIDS = len(_BIDS)
+# ``Place`` commands a seat may list, by (a flower in hand, a skull in hand); copied per call.
+_PLACINGS = [[[], [_PLACE[SKULL]]], [[_PLACE[FLOWER]], [_PLACE[FLOWER], _PLACE[SKULL]]]]
 _PLAYER = Player()
 _STATE = State(seats=0)
 
 
 def _bids(low: int, high: int) -> list[Any]:
     """``Bid`` commands for the counts ``low`` to ``high - 1``."""
-    if high <= len(_BIDS):
+    if high <= _NBIDS:
         return _BIDS[low:high]
     return [Bid(count=c) for c in range(low, high)]  # beyond any table the rules reach
+
+
+def _after(alive: list[bool]) -> list[int]:
+    """For each seat, the next seat clockwise (to the left) still in the game, or the seat
+    itself if there is none: what ``_next`` reads, remade only when a player goes out."""
+    n = len(alive)
+    out = []
+    for seat in range(n):
+        for step in range(1, n + 1):
+            s = (seat + step) % n
+            if alive[s]:
+                out.append(s)
+                break
+        else:
+            out.append(seat)
+    return out
+
+
+def _round_started(number: int, starter: int) -> RoundStarted:
+    """``RoundStarted(round=number, starter=starter)``, shared when the table holds it."""
+    if type(number) is int and type(starter) is int and 0 <= number < _ROUNDS_KEPT:
+        row = _ROUNDS[number]
+        if 0 <= starter < len(row):
+            return row[starter]
+    return RoundStarted(round=number, starter=starter)
 
 
 def _to_act(turn: int | None, phase: str) -> tuple[int, ...]:
@@ -141,7 +176,7 @@ class SkullKernel(Kernel):
         "seats", "next_starter", "english", "flowers", "skulls", "stacks", "up", "wins",
         "passed", "lost", "known", "alive", "frozen", "phase", "round", "starter", "turn",
         "bid", "bidder", "challenger", "flipped", "skull_owner", "shuffled", "winners",
-        "table", "bare",
+        "table", "bare", "after",
     )  # fmt: skip
 
     EVENTS: ClassVar[dict[str, type]] = EVENTS
@@ -174,25 +209,39 @@ class SkullKernel(Kernel):
     winners: tuple[int, ...]
     table: int
     bare: int
+    after: list[int]  # after[s]: the next seat clockwise from s still in the game (s if none)
+
+    def on(self, event: Any) -> None:
+        """Run ``event``'s mutator on this kernel (``Kernel.on`` with the table read as a
+        module global: the play-out's busiest call, twice a move)."""
+        _MUTATORS[type(event)](self, event)
 
     # --- to and from the frozen state ---------------------------------------------------------
 
     @classmethod
     def thaw(cls, state: State) -> SkullKernel:
-        """The kernel at ``state`` (any state: determinized and hand-built ones too)."""
+        """The kernel at ``state`` (any state: determinized and hand-built ones too).
+
+        A state ``freeze`` just made comes back as the kernel it kept (see ``_KEPT``): the
+        play-out driver, the derived ``evolve`` and the search all thaw the state they froze
+        a moment before, and copying its lists costs a third of a rebuild from the players."""
+        kept = _take(state)
+        if kept is not None:
+            return kept
         k = cls.__new__(cls)
         players = state.players
         k.seats = state.seats
         k.next_starter = state.next_starter
         k.english = state.next_starter == ENGLISH
-        k.flowers = flowers = [p.flowers for p in players]
-        k.skulls = skulls = [p.skulls for p in players]
+        k.flowers = [p.flowers for p in players]
+        k.skulls = [p.skulls for p in players]
         k.stacks = stacks = [p.stack for p in players]
         k.wins = [p.wins for p in players]
         k.passed = [p.passed for p in players]
         k.lost = [p.lost for p in players]
         k.known = [p.known_skull for p in players]
-        k.alive = alive = [f + s != 0 for f, s in zip(flowers, skulls, strict=True)]
+        k.alive = alive = [p.flowers + p.skulls != 0 for p in players]
+        k.after = _after(alive)
         k.frozen = list(players)
         k.phase = state.phase
         k.round = state.round
@@ -210,7 +259,7 @@ class SkullKernel(Kernel):
             up[s] += 1
         k.up = up
         k.table = sum(map(len, stacks))
-        k.bare = sum([a and not st for a, st in zip(alive, stacks, strict=True)])
+        k.bare = len([p for p in players if not p.stack and p.flowers + p.skulls != 0])
         return k
 
     @classmethod
@@ -253,6 +302,7 @@ class SkullKernel(Kernel):
             shuffled=self.shuffled,
             winners=self.winners,
         )
+        _keep(state, self.copy())
         return state
 
     def copy(self) -> SkullKernel:
@@ -271,6 +321,7 @@ class SkullKernel(Kernel):
         k.lost = self.lost[:]
         k.known = self.known[:]
         k.alive = self.alive[:]
+        k.after = self.after  # replaced, never changed in place: shared
         k.frozen = self.frozen[:]
         k.phase = self.phase
         k.round = self.round
@@ -304,6 +355,7 @@ class SkullKernel(Kernel):
         self.lost = [()] * n
         self.known = [has_skull] * n
         self.alive = [event.flowers + event.skulls != 0] * n
+        self.after = _after(self.alive)
         player = Player(flowers=event.flowers, skulls=event.skulls, known_skull=has_skull)
         self.frozen = [player] * n
         self.phase = PLACING
@@ -340,7 +392,7 @@ class SkullKernel(Kernel):
         if not stack and self.alive[seat]:
             self.bare -= 1
         # A redacted copy (disc None) still shows the stack grew; a flower stands in.
-        self.stacks[seat] = (*stack, event.disc or FLOWER)
+        self.stacks[seat] = stack + ((event.disc or FLOWER),)
         self.table += 1
         self.frozen[seat] = None
 
@@ -363,18 +415,19 @@ class SkullKernel(Kernel):
 
     def _on_disc_flipped(self, event: DiscFlipped) -> None:
         seat, disc = event.seat, event.disc
-        self.flipped.append((seat, disc))
+        flipped = self.flipped
+        flipped.append((seat, disc))
         up = self.up[seat] + 1
         self.up[seat] = up
-        known = self.known[seat]
         if disc == SKULL:
-            known = True
+            known: bool | None = True
         else:
             # As many flowers turned up this round as it owns: it owns no skull. ``up`` counts
             # every face, so it is the cheap necessary test before the count.
             owned = self.flowers[seat] + self.skulls[seat]
-            if up >= owned and self.flipped.count((seat, FLOWER)) >= owned:
-                known = False
+            if up < owned or flipped.count((seat, FLOWER)) < owned:
+                return
+            known = False
         if known is not self.known[seat]:
             self.known[seat] = known
             self.frozen[seat] = None
@@ -408,6 +461,7 @@ class SkullKernel(Kernel):
         self.shuffled = ()
         if self.alive[seat] and self.flowers[seat] + self.skulls[seat] == 0:
             self.alive[seat] = False
+            self.after = _after(self.alive)
             if not self.stacks[seat]:
                 self.bare -= 1
 
@@ -445,16 +499,20 @@ class SkullKernel(Kernel):
             return []
         if phase == PLACING:
             stack = self.stacks[seat]
-            out: list[Any] = []
-            if self.flowers[seat] and self.flowers[seat] > stack.count(FLOWER):
-                out.append(_PLACE[FLOWER])
-            if self.skulls[seat] and self.skulls[seat] > stack.count(SKULL):
-                out.append(_PLACE[SKULL])
-            if not self.bare:
-                out += _bids(self.bid + 1, self.table + 1)
-            return out
+            places = _PLACINGS[self.flowers[seat] > stack.count(FLOWER)][
+                self.skulls[seat] > stack.count(SKULL)
+            ]
+            if self.bare:
+                return places[:]
+            high = self.table + 1
+            return places + (
+                _BIDS[self.bid + 1 : high] if high <= _NBIDS else _bids(self.bid + 1, high)
+            )
         if phase == BIDDING:
-            out = _bids(self.bid + 1, self.table + 1)
+            high = self.table + 1
+            out: list[Any] = (
+                _BIDS[self.bid + 1 : high] if high <= _NBIDS else _bids(self.bid + 1, high)
+            )
             out.append(_PASS)
             return out
         if phase == FLIPPING:
@@ -505,95 +563,105 @@ class SkullKernel(Kernel):
             raise GameError(GAME_OVER, "the game is over")
         if type(seat) is not int or seat != self.turn or not 0 <= seat < self.seats:
             self._check_actor(seat, command)  # raises unless ``seat`` is to act after all
+        # One dict lookup by the command's type instead of a chain of ``isinstance`` (a
+        # subclass of a command type finds its rule the slow way, as the chain did).
+        rule = _RULES.get(type(command)) or _rule_for(command)
+        rule(self, seat, command, rng, emit)
+
+    # Each command's rule, reached through ``apply`` only (after the turn is checked). A seat
+    # or count of type ``int`` may take a shared message from the tables; anything else (a
+    # ``True`` for seat 1) gets a fresh one holding exactly the value sent.
+
+    def _place(self, seat: int, command: Place, rng: Rng, emit: Emit) -> None:
         phase = self.phase
-        exact = type(seat) is int  # only then may a shared message stand for the seat
-        if isinstance(command, Place):
-            if phase != PLACING:
-                raise _wrong_phase(command, phase)
-            disc = command.disc
-            stack = self.stacks[seat]
-            if self.flowers[seat] + self.skulls[seat] == len(stack):
-                raise illegal("must_bid_empty_hand", "you have no disc in hand: you must bid")
-            owned = (
-                self.flowers[seat] if disc == FLOWER else self.skulls[seat] if disc == SKULL else 0
+        if phase != PLACING:
+            raise _wrong_phase(command, phase)
+        disc = command.disc
+        stack = self.stacks[seat]
+        flowers = self.flowers[seat]
+        skulls = self.skulls[seat]
+        if flowers + skulls == len(stack):
+            raise illegal("must_bid_empty_hand", "you have no disc in hand: you must bid")
+        owned = flowers if disc == FLOWER else skulls if disc == SKULL else 0
+        if not owned or owned == stack.count(disc):
+            raise illegal("no_such_disc", f"you have no {disc} in hand")
+        placed = _PLACED.get(disc) if type(seat) is int and type(disc) is str else None
+        emit(placed[seat] if placed else DiscPlaced(seat=seat, disc=disc))
+        emit(_TURNS[self.after[seat]])  # ``_next(seat)``
+
+    def _bid(self, seat: int, command: Bid, rng: Rng, emit: Emit) -> None:
+        phase = self.phase
+        if phase != PLACING and phase != BIDDING:
+            raise _wrong_phase(command, phase)
+        if phase == PLACING and self.bare:
+            raise illegal(
+                "place_first_disc", "everyone places a first disc before the bidding opens"
             )
-            if not owned or owned == stack.count(disc):
-                raise illegal("no_such_disc", f"you have no {disc} in hand")
-            placed = _PLACED.get(disc) if exact and type(disc) is str else None
-            emit(placed[seat] if placed else DiscPlaced(seat=seat, disc=disc))
-            emit(_TURNS[self._next(seat)])
-        elif isinstance(command, Bid):
-            if phase != PLACING and phase != BIDDING:
-                raise _wrong_phase(command, phase)
-            if phase == PLACING and self.bare:
-                raise illegal(
-                    "place_first_disc", "everyone places a first disc before the bidding opens"
-                )
-            count = command.count
-            cap = self.table
-            if count > cap:
-                raise illegal("bid_above_cap", f"there are only {cap} discs on the table")
-            if count <= self.bid:
-                raise illegal("bid_not_higher", f"the bid must be higher than {self.bid}")
-            shared = exact and type(count) is int
-            emit(_BIDS_MADE[seat][count] if shared else BidMade(seat=seat, count=count))
-            if count == cap:
-                emit(_CHALLENGES[seat][count] if shared else ChallengeStarted(seat=seat, bid=count))
-            else:
-                emit(_TURNS[self._next_bidder(seat)])
-        elif isinstance(command, Pass):
-            if phase != BIDDING:
-                raise _wrong_phase(command, phase)
-            alive, passed = self.alive, self.passed
-            still_in = [s for s in range(self.seats) if alive[s] and not passed[s] and s != seat]
-            bidder = self.bidder
-            # Read before the pass: a seat with no one left to bid after it names itself.
-            following = self._next_bidder(seat)
-            emit(_PASSED[seat] if exact else BidPassed(seat=seat))
-            if still_in == [bidder]:
-                assert bidder is not None
-                emit(ChallengeStarted(seat=bidder, bid=self.bid))
-            else:
-                emit(_TURNS[following])
-        elif isinstance(command, Flip):
-            if phase != FLIPPING:
-                raise _wrong_phase(command, phase)
-            self._flip(seat, command.seat, rng, emit)
-        elif isinstance(command, PickDisc):
-            if phase != PENALTY:
-                raise _wrong_phase(command, phase)
-            shuffled = self.shuffled
-            if not shuffled:
-                raise illegal(
-                    "own_skull_discard", "it was your own skull: choose a disc with discard"
-                )
-            index = command.index
-            if not 0 <= index < len(shuffled):
-                raise illegal("no_such_disc", f"pick an index from 0 to {len(shuffled) - 1}")
-            self._lose(shuffled[index], seat, index, emit)
-        elif isinstance(command, Discard):
-            if phase != PENALTY:
-                raise _wrong_phase(command, phase)
-            if self.shuffled:
-                raise illegal("not_own_skull", "the skull's owner picks one of your discs blindly")
-            disc = command.disc
-            owned = (
-                self.flowers[seat] if disc == FLOWER else self.skulls[seat] if disc == SKULL else 0
-            )
-            if owned == 0:
-                raise illegal("no_such_disc", f"you have no {disc} left")
-            self._lose(disc, seat, None, emit)
-        elif isinstance(command, ChooseStarter):
-            if phase != CHOOSING_STARTER:
-                raise _wrong_phase(command, phase)
-            target = command.seat
-            if not 0 <= target < self.seats:
-                raise illegal("no_such_seat", f"there is no seat {target}")
-            if not self.alive[target]:
-                raise illegal("eliminated", f"seat {target} is out of the game")
-            emit(RoundStarted(round=self.round + 1, starter=target))
+        count = command.count
+        cap = self.table
+        if count > cap:
+            raise illegal("bid_above_cap", f"there are only {cap} discs on the table")
+        if count <= self.bid:
+            raise illegal("bid_not_higher", f"the bid must be higher than {self.bid}")
+        shared = type(seat) is int and type(count) is int
+        emit(_BIDS_MADE[seat][count] if shared else BidMade(seat=seat, count=count))
+        if count == cap:
+            emit(_CHALLENGES[seat][count] if shared else ChallengeStarted(seat=seat, bid=count))
         else:
-            raise _not_a_command(command)
+            emit(_TURNS[self._next_bidder(seat)])
+
+    def _pass(self, seat: int, command: Pass, rng: Rng, emit: Emit) -> None:
+        phase = self.phase
+        if phase != BIDDING:
+            raise _wrong_phase(command, phase)
+        alive, passed = self.alive, self.passed
+        still_in = [s for s in range(self.seats) if alive[s] and not passed[s] and s != seat]
+        bidder = self.bidder
+        # Read before the pass: a seat with no one left to bid after it names itself.
+        following = self._next_bidder(seat)
+        emit(_PASSED[seat] if type(seat) is int else BidPassed(seat=seat))
+        if still_in == [bidder]:
+            assert bidder is not None
+            bid = self.bid
+            shared = type(bidder) is int and type(bid) is int and 0 <= bid < len(_COUNTS)
+            emit(_CHALLENGES[bidder][bid] if shared else ChallengeStarted(seat=bidder, bid=bid))
+        else:
+            emit(_TURNS[following])
+
+    def _pick(self, seat: int, command: PickDisc, rng: Rng, emit: Emit) -> None:
+        phase = self.phase
+        if phase != PENALTY:
+            raise _wrong_phase(command, phase)
+        shuffled = self.shuffled
+        if not shuffled:
+            raise illegal("own_skull_discard", "it was your own skull: choose a disc with discard")
+        index = command.index
+        if not 0 <= index < len(shuffled):
+            raise illegal("no_such_disc", f"pick an index from 0 to {len(shuffled) - 1}")
+        self._lose(shuffled[index], seat, index, emit)
+
+    def _discard(self, seat: int, command: Discard, rng: Rng, emit: Emit) -> None:
+        phase = self.phase
+        if phase != PENALTY:
+            raise _wrong_phase(command, phase)
+        if self.shuffled:
+            raise illegal("not_own_skull", "the skull's owner picks one of your discs blindly")
+        disc = command.disc
+        owned = self.flowers[seat] if disc == FLOWER else self.skulls[seat] if disc == SKULL else 0
+        if owned == 0:
+            raise illegal("no_such_disc", f"you have no {disc} left")
+        self._lose(disc, seat, None, emit)
+
+    def _choose_starter(self, seat: int, command: ChooseStarter, rng: Rng, emit: Emit) -> None:
+        phase = self.phase
+        if phase != CHOOSING_STARTER:
+            raise _wrong_phase(command, phase)
+        target = command.seat
+        if not 0 <= target < self.seats:
+            raise illegal("no_such_seat", f"there is no seat {target}")
+        if not self.alive[target]:
+            raise illegal("eliminated", f"seat {target} is out of the game")
+        emit(_round_started(self.round + 1, target))
 
     def _check_actor(self, seat: int, command: Any) -> None:
         """Raise unless ``seat`` is the one to act, naming the most helpful rule (an object
@@ -612,7 +680,11 @@ class SkullKernel(Kernel):
             raise illegal("passed", "you passed and are out of this bidding")
         raise GameError(NOT_YOUR_TURN, f"it is seat {self.turn}'s turn")
 
-    def _flip(self, seat: int, target: int, rng: Rng, emit: Emit) -> None:
+    def _flip(self, seat: int, command: Flip, rng: Rng, emit: Emit) -> None:
+        phase = self.phase
+        if phase != FLIPPING:
+            raise _wrong_phase(command, phase)
+        target = command.seat
         if not 0 <= target < self.seats:
             raise illegal("no_such_seat", f"there is no seat {target}")
         up, stacks = self.up, self.stacks
@@ -626,25 +698,34 @@ class SkullKernel(Kernel):
         # book: "Nejprve odkryje všechny žetony, které sám vyložil" - first all the discs you
         # placed), so a skull of your own always fails you; another stack gives one disc.
         take = height - up[target] if target == seat else 1
-        exact = type(target) is int
+        # Shared events only for seats of type ``int`` (see ``apply``).
+        exact = type(target) is int and type(seat) is int
         flipped = self.flipped
         for k in range(take):
             disc = stack[height - up[target] - 1]
             shared = _FLIPPED.get(disc) if exact else None
             emit(shared[target] if shared else DiscFlipped(seat=target, disc=disc))
             if disc == SKULL:
-                discs = (FLOWER,) * self.flowers[seat] + (SKULL,) * self.skulls[seat]
-                emit(ChallengeFailed(seat=seat, skull_owner=target))
+                emit(
+                    _FAILED[seat][target]
+                    if exact
+                    else ChallengeFailed(seat=seat, skull_owner=target)
+                )
                 if target != seat:
+                    discs = (FLOWER,) * self.flowers[seat] + (SKULL,) * self.skulls[seat]
                     emit(DiscsShuffled(seat=seat, count=len(discs), order=rng.shuffle(discs)))
                 return
             if len(flipped) >= self.bid and (target != seat or k == take - 1):
                 wins = self.wins[seat] + 1
-                emit(ChallengeWon(seat=seat, wins=wins))
+                emit(
+                    _WON[seat][wins]
+                    if exact and 0 < wins <= WINS_NEEDED
+                    else ChallengeWon(seat=seat, wins=wins)
+                )
                 if wins >= WINS_NEEDED:
                     emit(GameWon(winners=(seat,), reason=REASON_CHALLENGES))
                 else:
-                    emit(RoundStarted(round=self.round + 1, starter=seat))
+                    emit(_round_started(self.round + 1, seat))
                 return
 
     def _lose(self, disc: str, picked_by: int, index: int | None, emit: Emit) -> None:
@@ -654,7 +735,11 @@ class SkullKernel(Kernel):
         emit(DiscLost(seat=challenger, disc=disc, picked_by=picked_by, index=index))
         out = not self.alive[challenger]
         if out:
-            emit(PlayerEliminated(seat=challenger))
+            emit(
+                _ELIMINATED[challenger]
+                if type(challenger) is int
+                else PlayerEliminated(seat=challenger)
+            )
         alive = self.alive
         if alive.count(True) == 1:
             emit(GameWon(winners=(alive.index(True),), reason=REASON_LAST_STANDING))
@@ -669,27 +754,72 @@ class SkullKernel(Kernel):
         else:
             # Czech book: the challenger starts; if out, the next player still in on the left.
             starter = self._next(challenger) if out else challenger
-        emit(RoundStarted(round=self.round + 1, starter=starter))
+        emit(_round_started(self.round + 1, starter))
 
     def _next(self, seat: int) -> int:
         """The next seat clockwise (to the left) still in the game (``seat`` if none)."""
-        n = self.seats
-        alive = self.alive
-        for step in range(1, n + 1):
-            s = (seat + step) % n
-            if alive[s]:
-                return s
-        return seat
+        return self.after[seat]
 
     def _next_bidder(self, seat: int) -> int:
         """The next seat clockwise still in the game and the bidding (``seat`` if none)."""
         n = self.seats
         alive, passed = self.alive, self.passed
+        s = seat + 1
+        if s < n and alive[s] and not passed[s]:  # mostly the very next seat: no loop
+            return s
         for step in range(1, n + 1):
             s = (seat + step) % n
             if alive[s] and not passed[s]:
                 return s
         return seat
+
+
+_MUTATORS = SkullKernel.MUTATORS
+Rule = Callable[[SkullKernel, int, Any, Rng, Emit], None]
+
+# Command type -> its rule, in the order the ``isinstance`` chain tested them.
+_RULES: dict[type, Rule] = {
+    Place: SkullKernel._place,
+    Bid: SkullKernel._bid,
+    Pass: SkullKernel._pass,
+    Flip: SkullKernel._flip,
+    PickDisc: SkullKernel._pick,
+    Discard: SkullKernel._discard,
+    ChooseStarter: SkullKernel._choose_starter,
+}
+
+
+def _rule_for(command: Any) -> Rule:
+    """The rule of a command whose type is not one of ``_RULES``' own: the first command
+    type it is an instance of, else ``command/invalid``."""
+    for cls, rule in _RULES.items():
+        if isinstance(command, cls):
+            return rule
+    raise _not_a_command(command)
+
+
+# --- the kernel a freeze keeps ---------------------------------------------------------------
+
+# (state, kernel): the last state ``freeze`` made and a kernel at that state that no one else
+# holds, for the ``thaw`` that nearly always follows (the next command's ``decide``, ``evolve``
+# or ``step``, a search's play-out from the position it froze). A list used as one slot because
+# ``pop`` is atomic: a kept kernel goes to one caller only, also across threads, and a state is
+# matched by identity, so a kept kernel is always the position of the state asked for.
+_KEPT: list[tuple[State, SkullKernel]] = []
+
+
+def _keep(state: State, kernel: SkullKernel) -> None:
+    """Keep ``kernel`` (at ``state``, held by no one else) for the next ``thaw`` of ``state``."""
+    _KEPT[:] = ((state, kernel),)
+
+
+def _take(state: State) -> SkullKernel | None:
+    """The kept kernel if it is ``state``'s (then no longer kept), else None."""
+    try:
+        kept_state, kernel = _KEPT.pop()
+    except IndexError:
+        return None
+    return kernel if kept_state is state else None
 
 
 # --- the frozen face's read-only rules ---------------------------------------------------------
@@ -704,11 +834,19 @@ def legal_commands(state: State, seat: int) -> list[Any]:
     """Every command ``seat`` may send now (empty when it is not theirs to act)."""
     if seat not in _to_act(state.turn, state.phase):
         return []
-    return SkullKernel.thaw(state).legal_commands(seat)
+    # Read on the kernel ``thaw`` gives, which is kept again for the ``decide`` that follows
+    # (listing changes nothing).
+    kernel = SkullKernel.thaw(state)
+    listing = kernel.legal_commands(seat)
+    _keep(state, kernel)
+    return listing
 
 
 def outcome(state: State) -> dict[str, Any] | None:
     """None while the game runs; then scores (win markers), winners, ranks and ``draw``."""
     if state.phase != GAME_OVER_PHASE:
         return None
-    return SkullKernel.thaw(state).outcome()
+    kernel = SkullKernel.thaw(state)
+    result = kernel.outcome()
+    _keep(state, kernel)
+    return result

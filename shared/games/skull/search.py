@@ -58,36 +58,41 @@ def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[floa
 def play(kernel: SkullKernel, randbelow: Callable[[int], int], cap: int) -> list[float]:
     """Random legal commands on ``kernel`` (changed in place) until the game ends or ``cap``
     moves; the rewards. ``randbelow(k)``: uniform in ``[0, k)``."""
-    apply, on, legal_commands, outcome = (
-        kernel.apply,
-        kernel.on,
-        kernel.legal_commands,
-        kernel.outcome,
-    )
+    apply, on, legal_commands = kernel.apply, kernel.on, kernel.legal_commands
     rng = _UNSHUFFLED
     for _ in range(cap):
-        if kernel.phase == GAME_OVER_PHASE:  # what ``outcome`` tests first, without its dict
-            result = outcome()
-            assert result is not None
-            winners = result["winners"]
+        phase = kernel.phase
+        if phase == GAME_OVER_PHASE:  # ``outcome()``'s winners, without its dict
+            winners = kernel.winners
             out = [0.0] * kernel.seats
             for w in winners:
                 out[w] = 1.0 / len(winners)
             return out
         seat = kernel.turn
-        assert seat is not None
+        assert seat is not None  # a game not over has a seat to act
         legal = legal_commands(seat)
-        if not legal:
-            raise RuntimeError(f"skull: seat {seat} is to act with no legal command")
-        phase = kernel.phase
-        if phase == PENALTY and kernel.shuffled:
+        n = len(legal)
+        # Most moves (placing, bidding, flipping another stack) draw among several commands.
+        if n > 1 and phase != PENALTY:
+            command = legal[randbelow(n)]
+        elif phase == PENALTY:
             shuffled = kernel.shuffled
-            lost = SKULL if randbelow(len(shuffled)) < shuffled.count(SKULL) else None
-            command = legal[shuffled.index(SKULL) if lost else _first_flower(shuffled)]
-        elif len(legal) == 1 and (phase == FLIPPING and legal[0].seat == seat or phase == PENALTY):
-            command = legal[0]  # forced: no draw
+            if shuffled:
+                lost = SKULL if randbelow(len(shuffled)) < shuffled.count(SKULL) else None
+                command = legal[shuffled.index(SKULL) if lost else _first_flower(shuffled)]
+            elif n == 1:
+                command = legal[0]  # forced: no draw
+            elif n:
+                command = legal[randbelow(n)]
+            else:
+                raise RuntimeError(f"skull: seat {seat} is to act with no legal command")
+        elif n == 1:
+            # The challenger's own stack is forced (no draw); one other stack left is drawn.
+            command = (
+                legal[0] if phase == FLIPPING and legal[0].seat == seat else legal[randbelow(1)]
+            )
         else:
-            command = legal[randbelow(len(legal))]
+            raise RuntimeError(f"skull: seat {seat} is to act with no legal command")
         apply(seat, command, rng, on)
     return capped_rewards(kernel.wins)
 
