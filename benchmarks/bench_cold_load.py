@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from shared import games  # noqa: E402
-from shared.app import handlers  # noqa: E402
+from shared.app import commands, creation  # noqa: E402
 from shared.app.bots import random_bot  # noqa: E402
 from shared.app.context import App  # noqa: E402
 from shared.app.messages import CommandMessage  # noqa: E402
@@ -34,7 +34,7 @@ GAMES = (("fox", 2), ("skull", 4), ("skye", 4))
 
 def _play_to_the_end(app: App, game: str, seats: int, rng: random.Random) -> str:
     engine = games.get(game)
-    gid = handlers.create_game(app, game, [{"name": f"p{i}"} for i in range(seats)]).game_id
+    gid = creation.create_game(app, game, [{"name": f"p{i}"} for i in range(seats)]).game_id
     n = 0
     while True:
         record = app.load(gid)
@@ -44,7 +44,7 @@ def _play_to_the_end(app: App, game: str, seats: int, rng: random.Random) -> str
         body = random_bot(view(record, seat), rng)
         assert body is not None
         message = CommandMessage(command_id=f"c{n}", game_id=gid, seat=seat, body=body)
-        handlers.decide_command(app, message)
+        commands.decide_command(app, message)
         n += 1
 
 

@@ -542,7 +542,7 @@ def section(g: dict[str, Any], cuts: Path, *, image: bool = True) -> list[str]:
             "cost) and a worker process decides, appends and projects it on the same cores. "
             "What is left, largest first: one Redis round trip per command instead of two "
             "(the put and the wait on one connection, in `shared/adapters/redis.py` and "
-            "`handlers.submit_command`); clients that take their next view from the 200 "
+            "`commands.submit_command`); clients that take their next view from the 200 "
             "answer or the feed rather than a GET (this load generator plays both seats, so "
             "it must read the other seat's view); the worker's CPU per command; and a load "
             "generator on another machine.",

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from shared import keys  # noqa: E402
-from shared.app import handlers  # noqa: E402
+from shared.app import creation  # noqa: E402
+from shared.app.commands import decide_command, submit_command  # noqa: E402
 from shared.app.messages import CommandMessage  # noqa: E402
 from shared.bootstrap import bootstrap  # noqa: E402
 from shared.config import Settings  # noqa: E402
@@ -39,7 +40,7 @@ def run(games: int = 200, target: int = 21) -> dict[str, Any]:
         events = commands = 0
         ids = []
         for g in range(games):
-            gid = handlers.create_game(
+            gid = creation.create_game(
                 app, "fox", [{"name": "a"}, {"name": "b"}], {"target": target}
             ).game_id
             ids.append(gid)
@@ -56,8 +57,8 @@ def run(games: int = 200, target: int = 21) -> dict[str, Any]:
                     seat=seat,
                     body=rng.choice(view["legal_commands"]),
                 )
-                handlers.submit_command(app, msg, "fox")
-                handlers.decide_command(app, msg)
+                submit_command(app, msg, "fox")
+                decide_command(app, msg)
                 n += 1
             commands += n
             events += app.ports.store.head(gid)[0]

@@ -28,7 +28,7 @@ import redis  # noqa: E402
 
 from benchmarks.common import machine  # noqa: E402
 from shared import keys  # noqa: E402
-from shared.app import handlers  # noqa: E402
+from shared.app import commands, creation  # noqa: E402
 from shared.app.messages import CommandMessage  # noqa: E402
 from shared.app.playout import play  # noqa: E402
 from shared.bootstrap import bootstrap  # noqa: E402
@@ -51,7 +51,7 @@ def one_run(games: int, workers: int, deadline_s: float) -> dict[str, Any]:
         queued: list[list[CommandMessage]] = []
         for g in range(games):
             seed = f"shards-{g}"
-            gid = handlers.create_game(
+            gid = creation.create_game(
                 app, "fox", [{"name": "a"}, {"name": "b"}], {"target": 11}, seed
             ).game_id
             played = play("fox", [{"bot": "random"}] * 2, {"target": 11}, seed)
@@ -67,7 +67,7 @@ def one_run(games: int, workers: int, deadline_s: float) -> dict[str, Any]:
         for step in range(max(len(q) for q in queued)):
             for q in queued:
                 if step < len(q):
-                    handlers.submit_command(app, q[step], "fox")
+                    commands.submit_command(app, q[step], "fox")
                     total += 1
         env = {**os.environ, "REDIS_URL": server.url, "TABLETOP_SHARDS": str(SHARDS)}
         env.pop("TABLETOP_METRICS_PORT", None)

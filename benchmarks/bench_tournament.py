@@ -29,7 +29,7 @@ import redis  # noqa: E402
 
 from benchmarks.common import cpu_seconds, machine, redis_cpu_seconds  # noqa: E402
 from services.celery_client import TOURNAMENT_QUEUE, CeleryDispatcher  # noqa: E402
-from shared.app import tournaments  # noqa: E402
+from shared.app import tournament_views, tournaments  # noqa: E402
 from shared.app.playout import play  # noqa: E402
 from shared.bootstrap import bootstrap  # noqa: E402
 from shared.config import Settings  # noqa: E402
@@ -97,7 +97,7 @@ def through_celery(
             started = app.ports.clock.epoch()
             tid, _ = tournaments.create_tournament(app, body(games, round_seed), max_games=games)
             last = _wait(app, tid, 3600, progress=True)
-            finished_at = tournaments.tournament_doc(app, tid, limit=1)["finished_at"]
+            finished_at = tournament_views.tournament_doc(app, tid, limit=1)["finished_at"]
             seconds = ms_of(finished_at) / 1000 - started
             cpu_after = cpu_seconds(worker.pid), redis_cpu_seconds(client)
             after = int(client.info("memory")["used_memory"])
@@ -139,7 +139,7 @@ def _wait(app: Any, tid: str, timeout: float, *, progress: bool = False) -> dict
     deadline = time.monotonic() + timeout
     shown = -1
     while time.monotonic() < deadline:
-        doc = tournaments.tournament_doc(app, tid, limit=1)
+        doc = tournament_views.tournament_doc(app, tid, limit=1)
         done = doc["progress"]["done"]
         if progress and done // 100 != shown:
             shown = done // 100

@@ -78,7 +78,7 @@ class CeleryDispatcher:
     def remote(self, game_id: str, seat: int, version: int) -> None:
         """Hand a registered bot's turn to the remote workers (``REMOTE_TURNS``): one LPUSH.
         A turn lost on its way (a worker killed while it waited) is sent again by the
-        bot-stall sweep (``handlers.fire_due_deadlines``), as a lost Celery task was."""
+        bot-stall sweep (``clocks.fire_due_deadlines``), as a lost Celery task was."""
         if self._broker is None:
             self._broker = redis.Redis.from_url(self._settings.celery_broker_url)
         self._broker.lpush(REMOTE_TURNS, json.dumps([game_id, seat, version]))

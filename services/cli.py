@@ -247,7 +247,7 @@ def run_rebuild(game_ids: Sequence[str], data_dir: str | None = None) -> int:
     ``./run``); never a guessed one."""
     from rich.progress import track
 
-    from shared.app import handlers, queries
+    from shared.app import projecting, queries
     from shared.bootstrap import bootstrap
     from shared.config import Settings
 
@@ -270,7 +270,7 @@ def run_rebuild(game_ids: Sequence[str], data_dir: str | None = None) -> int:
     failed: list[str] = []
     for gid in track(ids, description=f"rebuilding {len(ids)} games"):
         try:
-            handlers.rebuild_projections(app, gid)
+            projecting.rebuild_projections(app, gid)
         except LookupError:
             failed.append(gid)
     seconds = time.perf_counter() - started

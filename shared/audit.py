@@ -10,7 +10,7 @@ Checks, in order (each ``ok``, ``FAILED`` naming the first version at fault, ``w
   committed in the first;
 * **opening draw**: the engine's ``setup`` with that seed (label ``setup``) gives exactly the
   recorded opening events: those the service appends with ``game_created``
-  (``handlers.opening_events``), or for a lobby game or one of contributed fairness those of
+  (``opening.opening_events``), or for a lobby game or one of contributed fairness those of
   the command that deals it (the last join, the last client seed);
 * **commands legal**: every recorded command, decided again by the engine on the state before
   it, is accepted;
@@ -24,7 +24,7 @@ Checks, in order (each ``ok``, ``FAILED`` naming the first version at fault, ``w
   text): its bot's policy version recorded in ``game_created`` (``bot_policies``; absent, 1)
   is not this service's (the bot was changed since), or a search on a time budget recorded
   no iteration count (a game stored before counts were recorded). A registered bot's move
-  (``shared/app/remote.py``) is not re-decided: its ``bot_turn.sent_sha256`` must be the hash
+  (``shared/app/bot_turns.py``) is not re-decided: its ``bot_turn.sent_sha256`` must be the hash
   of the turn body rebuilt from the seat's view at that version (it was sent that seat's view
   and nothing else), and a failure's move must be its ``on_failure`` policy's;
 * **final state**: the log folds into a final state; its digest (SHA-256 of the canonical
@@ -46,17 +46,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import games
-from shared.app import bots, remote
-from shared.app.handlers import (
-    BOT_COMMAND_PREFIX,
-    JOIN,
-    bot_label,
-    bot_spec,
-    dealt_at_creation,
-    decide_any,
-    opening_events,
-    timeout_bot_move,
-)
+from shared.app import bots
+from shared.app.bot_turns import turn_fault
+from shared.app.messages import BOT_COMMAND_PREFIX
+from shared.app.opening import dealt_at_creation, opening_events
+from shared.app.results import bot_label
+from shared.app.service_commands import Join, TimeOut, decide_any, parse
+from shared.app.steps import timeout_bot_move
 from shared.events import (
     ENTROPY_CONTRIBUTED,
     GAME_CREATED,
@@ -72,7 +68,7 @@ from shared.games.errors import GameError
 from shared.games.rng import bot_random, seed_hash
 from shared.match import aggregate as match_
 from shared.match import fairness
-from shared.match.clock import TIME_OUT, ms_of
+from shared.match.clock import ms_of
 from shared.match.projections import view
 from shared.match.record import GameRecord, fold
 
@@ -293,7 +289,7 @@ def _redecide(
     match = match_.evolve(None, GAME_CREATED, created)
     assert match is not None
     contributed = match.fairness == fairness.CONTRIBUTED
-    # The opening is what the service appends with game_created, by the handlers' own
+    # The opening is what the service appends with game_created, by the service's own
     # definition: the setup (and a clock's first deadlines) for a game dealt at its creation,
     # nothing for a lobby game or one of contributed fairness, which a command deals (the last
     # join, the last client seed): that command is re-decided below like any other.
@@ -341,7 +337,8 @@ def _redecide(
             return
         commands += 1
         body = dict(first.command)
-        if body.get("type") == JOIN:
+        joined = isinstance(parse(body), Join)
+        if joined:
             # The join's token hash and client seed are recorded in its events, not its command.
             body["token_sha256"] = first.data.get("occupant", {}).get("token_sha256")
             seeds = [e.data["client_seed"] for e in group if e.type == ENTROPY_CONTRIBUTED]
@@ -375,7 +372,7 @@ def _redecide(
                 match = match_.evolve(match, e.type, e.data) or match
         if dealt_later and state is None and state_after is not None:
             dealt = [e.version for e in group if e.type not in SERVICE_EVENTS]
-            by = "the last join" if body.get("type") == JOIN else "the last client seed"
+            by = "the last join" if joined else "the last client seed"
             seeded = "the seed"
             if contributed:
                 given = sum(c is not None for c in match.contributions)
@@ -442,7 +439,7 @@ def _bot_moves(
             if command_id.startswith(BOT_COMMAND_PREFIX):
                 moves += 1
                 fault = _bot_move_fault(engine, seen, first, seed, created)
-            elif first.command.get("type") == TIME_OUT and "move" in first.command:
+            elif isinstance(parse(first.command), TimeOut) and "move" in first.command:
                 moves += 1
                 fault = _timeout_move_fault(engine, record, group, seed, created)
             elif record.match.seats[first.seat].bot is not None:
@@ -530,13 +527,13 @@ def _bot_move_fault(
             f"bot move at version {version}: decided at version {at}, but a bot alone to act "
             "moves right after the version it read"
         )
-    spec = bot_spec(doc, seat)
+    spec = bots.bot_spec(doc, seat)
     if spec["bot"] == bots.REGISTERED:
         # A bot from outside: not re-decided (it is not ours), but the body it was sent is
         # rebuilt from the seat's view and must hash to what the log says was sent, and a
         # failure's move must be its on_failure policy's.
         play_seed = fairness.play_seed_of_view(doc, seed)
-        why = remote.turn_fault(doc, spec, str(doc["id"]), seat, at, first.command, play_seed)
+        why = turn_fault(doc, spec, str(doc["id"]), seat, at, first.command, play_seed)
         return None if why is None else f"registered bot move at version {version}: {why}"
     label = bot_label(str(spec["bot"]), {k: v for k, v in spec.items() if k != "bot"})
     recorded = dict(first.command)

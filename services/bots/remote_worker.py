@@ -9,7 +9,7 @@ games. Not a Celery worker: a Celery task per turn cost a publish in the game wo
 consumer loop and an ack here, more than the turn itself.
 
 A turn taken from the list is not acknowledged: one lost with its process (killed while its
-bot was asked) is sent again by the bot-stall sweep (``handlers.fire_due_deadlines``,
+bot was asked) is sent again by the bot-stall sweep (``clocks.fire_due_deadlines``,
 ``BOT_STALL_S`` later), which wakes every game whose bot has not moved; a turn sent twice is
 played once (the command id is the seat and version).
 """

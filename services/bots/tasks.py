@@ -17,8 +17,9 @@ from celery import Celery
 
 from shared import logs
 from shared.adapters import metrics
-from shared.app import handlers, remote, searches, tournaments
+from shared.app import bot_moves, remote, searches, tournaments
 from shared.app.context import App
+from shared.app.finalize import finalize_game
 from shared.bootstrap import bootstrap
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def move(game_id: str, seat: int, version: int, search: bool = False) -> str:
     started = time.perf_counter()
     with logs.context(game_id=game_id, seat=seat, version=version):
         try:
-            result = handlers.play_bot_move(_application(), game_id, seat, version)
+            result = bot_moves.play_bot_move(_application(), game_id, seat, version)
         finally:
             if search:
                 searches.moved(_application(), game_id, seat, version)
@@ -63,19 +64,15 @@ def move(game_id: str, seat: int, version: int, search: bool = False) -> str:
         metrics.BOT_MOVES.labels(outcome).inc()
         metrics.BOT_LATENCY.labels(outcome).observe(took)
         fields: dict[str, Any] = {"duration_ms": round(took * 1000, 2)}
-        if outcome == "submitted":
-            fields["command_id"] = result
+        if result.command_id is not None:
+            fields["command_id"] = result.command_id
         log.info("bot move %s", outcome, extra=fields)
-    return result
+    return result.command_id or outcome
 
 
-def bot_outcome(result: str) -> str:
-    """The metric label of ``play_bot_move``'s answer (a command id when it submitted)."""
-    if result.startswith(handlers.BOT_COMMAND_PREFIX):
-        return "submitted"
-    return {"stale": "stale", "nothing to do": "idle", "no such game": "missing"}.get(
-        result, "other"
-    )
+def bot_outcome(result: bot_moves.BotMove) -> str:
+    """The metric label of ``play_bot_move``'s answer."""
+    return result.moved.value
 
 
 def remote_move(game_id: str, seat: int, version: int) -> str:
@@ -97,7 +94,7 @@ def hint(request: dict[str, Any]) -> str:
 
 def finalize(game_id: str) -> str:
     """Record a finished game's result once."""
-    return handlers.finalize_game(_application(), game_id)
+    return finalize_game(_application(), game_id)
 
 
 def launch(tournament_id: str, send: Callable[..., Any]) -> int:

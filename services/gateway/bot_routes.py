@@ -19,7 +19,7 @@ from flask.views import MethodView
 
 from services.gateway import auth, limits_guard
 from services.gateway import bot_schemas as schemas
-from services.gateway.routes import SECURITY, GamesBlueprint, _read, application
+from services.gateway.blueprint import SECURITY, GamesBlueprint, _read, application
 from shared.app import remote
 from shared.app.context import App
 from shared.app.ports import TurnSubscription

@@ -8,7 +8,7 @@ from marshmallow import validate
 from shared import games
 from shared.app import bots, names
 from shared.app.errors import CATALOGUE, ErrorCode
-from shared.app.handlers import JSON_SAFE_INT
+from shared.app.opening import JSON_SAFE_INT
 
 SUGGESTION_MAX_BUDGET_MS = 2000  # a hint holds a search worker: keep it short
 SUGGESTION_MAX_ITERATIONS = 1000  # the slowest game searches 100-200 iterations a second

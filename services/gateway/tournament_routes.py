@@ -9,9 +9,9 @@ from flask.views import MethodView
 
 from services.gateway import auth
 from services.gateway import tournament_schemas as schemas
+from services.gateway.blueprint import SECURITY, GamesBlueprint, _read, application
 from services.gateway.problems import Problem
-from services.gateway.routes import SECURITY, GamesBlueprint, _read, application
-from shared.app import tournaments
+from shared.app import tournament_views, tournaments
 from shared.app.queries import Keys
 
 blp = GamesBlueprint(
@@ -74,7 +74,7 @@ class Tournaments(MethodView):
         """Every tournament, oldest first (organizer or auditor key)."""
         _require(auditors=True)
         return {
-            "tournaments": tournaments.list_tournaments(
+            "tournaments": tournament_views.list_tournaments(
                 application(), offset=query["offset"], limit=query["limit"]
             )
         }
@@ -92,7 +92,7 @@ class Tournament(MethodView):
         and a page of its games (`offset`, `limit`); organizer or auditor key."""
         _require(auditors=True)
         return _read(
-            tournaments.tournament_doc,
+            tournament_views.tournament_doc,
             application(),
             tournament_id,
             offset=query["offset"],
@@ -105,7 +105,7 @@ class Tournament(MethodView):
         """Cancel (organizer key): games not yet started are dropped; the standings cover the
         finished ones. A finished tournament stays finished."""
         _require(auditors=False)
-        return _read(tournaments.cancel_tournament, application(), tournament_id)
+        return _read(tournament_views.cancel_tournament, application(), tournament_id)
 
 
 @blp.route("/v1/ratings")
@@ -117,4 +117,4 @@ class Ratings(MethodView):
     def get(self, query: dict[str, Any]) -> Any:
         """Bot specs of one game type rated (openskill Plackett-Luce) over every finished
         all-bot game, live and tournament; best ordinal (mu - 3 sigma) first."""
-        return _read(tournaments.ratings_doc, application(), query["game"])
+        return _read(tournament_views.ratings_doc, application(), query["game"])

@@ -276,7 +276,7 @@ def _count(n: int) -> str:
 
 def _waiting_view(game: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
     """The public view of a game created with open seats (before its deal)."""
-    from shared.app.handlers import creation_events, seats_from_specs
+    from shared.app.opening import creation_events, seats_from_specs
     from shared.events import GENESIS_HASH, seal
     from shared.match.projections import view
     from shared.match.record import fold

@@ -20,8 +20,8 @@ from flask import Blueprint, Response, request, send_from_directory
 from werkzeug.exceptions import NotFound
 
 from services.gateway import auth, limits_guard
+from services.gateway.blueprint import application
 from services.gateway.problems import Problem
-from services.gateway.routes import application
 from shared import games
 from shared.app import replay
 from shared.app.errors import AppError

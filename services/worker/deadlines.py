@@ -1,5 +1,5 @@
 """The deadline scheduler: a small loop that turns due turn-clock deadlines into time-out
-commands and wakes the bots of stalled games (``handlers.fire_due_deadlines``), and now and
+commands and wakes the bots of stalled games (``clocks.fire_due_deadlines``), and now and
 then does the worker's housekeeping (trimming the acknowledged command-stream entries).
 
 Every worker process runs one beside its stream consumer. Several at once are safe: a claim
@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import redis
 
-from shared.app import handlers
+from shared.app import clocks
 from shared.app.context import App
 
 log = logging.getLogger(__name__)
@@ -43,16 +43,15 @@ class DeadlineScheduler:
         self.sent = 0
         self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
 
-    def step(self) -> list[str]:
-        """One claim: the time-out command ids sent."""
-        sent = handlers.fire_due_deadlines(self.app, retry_s=RETRY_S)
-        self.sent += len(sent)
-        for cid in sent:
-            if cid.startswith("wake:"):
-                log.info("stalled game's bot woken: %s", cid.removeprefix("wake:"))
-            else:
-                log.info("time-out sent: %s", cid)
-        return sent
+    def step(self) -> clocks.Fired:
+        """One claim: the time-out command ids sent and the stalled games' bots woken."""
+        fired = clocks.fire_due_deadlines(self.app, retry_s=RETRY_S)
+        self.sent += len(fired.timeouts) + len(fired.woken)
+        for woken in fired.woken:
+            log.info("stalled game's bot woken: %s:%s", woken.game_id, woken.seat)
+        for cid in fired.timeouts:
+            log.info("time-out sent: %s", cid)
+        return fired
 
     def run(self) -> None:
         """Loop; a Redis fault is logged and the loop goes on (the deadlines stay in Redis)."""

@@ -29,7 +29,6 @@ import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 from redis.typing import EncodableT, FieldT
-from redis.utils import safe_str, truncate_text
 
 from shared import keys
 from shared.adapters.memory import SystemClock, utc_iso
@@ -91,9 +90,8 @@ class RedisBatch:
     projections' node from getting them: a command acknowledged, never redelivered, and its
     projections stale; and a feed woken before the projections land would read the old view.
 
-    On one server the block's pipeline is a ``OneServerWrites``: the commands a redis-py
-    pipeline would send for the same calls, sent the same way, without its per-command
-    machinery (it cost the worker more CPU than the rest of the round trip).
+    The block's pipeline is redis-py's own (``transaction=False``): any of its commands, one
+    round trip on one server, its first error raised after every reply is read.
     """
 
     def __init__(self, client: Client) -> None:
@@ -123,7 +121,7 @@ class RedisBatch:
             if extra is not None:
                 self._add_extra(extra)
             return
-        pipe: Any = self.client.pipeline(transaction=False) if self.cluster else OneServerWrites()
+        pipe: Any = self.client.pipeline(transaction=False)
         self._local.pipe = pipe
         self._local.published = []
         self._local.extras = []
@@ -136,10 +134,9 @@ class RedisBatch:
         published: list[tuple[str, str]] = self._local.published
         extras: list[Callable[[Any], None]] = self._local.extras
         self._local.published, self._local.extras = [], []
-        if not self.cluster:
-            pipe.execute(self.client)
-            return
         pipe.execute()
+        if not self.cluster:
+            return
         for channel, message in published:
             self.client.publish(channel, message)
         if extras:
@@ -153,93 +150,6 @@ class RedisBatch:
             self._local.extras.append(extra)  # after the writes and announcements: see above
         else:
             extra(self._local.pipe)
-
-
-class OneServerWrites:
-    """A block's writes on one server: each method queues the command (the same arguments) a
-    redis-py pipeline (``transaction=False``) queues for the same call, and ``execute`` sends
-    them as that pipeline does: on one connection of the client's pool, packed by it, every
-    reply read, the first error raised, the whole retried on a connection fault by the
-    connection's retry policy. Only in one write to the socket instead of one per 6 kB. The
-    methods are the writes the adapters make in a block: another needs its method here."""
-
-    def __init__(self) -> None:
-        self.commands: list[tuple[Any, ...]] = []
-
-    # Never false when empty: ``RedisBatch.writer`` tells an open block from none by truth.
-    def __bool__(self) -> bool:
-        return True
-
-    def set(self, name: str, value: EncodableT, ex: int | None = None) -> None:
-        """SET (``ex``: EX seconds)."""
-        if ex is None:
-            self.commands.append(("SET", name, value))
-        else:
-            self.commands.append(("SET", name, value, "EX", ex))
-
-    def hset(self, name: str, key: str, value: EncodableT) -> None:
-        """HSET of one field."""
-        self.commands.append(("HSET", name, key, value))
-
-    def hsetnx(self, name: str, key: str, value: EncodableT) -> None:
-        """HSETNX."""
-        self.commands.append(("HSETNX", name, key, value))
-
-    def zadd(self, name: str, mapping: Mapping[str, float], nx: bool = False) -> None:
-        """ZADD (``nx``: NX) of ``{member: score}``."""
-        args: list[Any] = ["ZADD", name, "NX"] if nx else ["ZADD", name]
-        for member, score in mapping.items():
-            args += [score, member]
-        self.commands.append(tuple(args))
-
-    def zrem(self, name: str, *members: str) -> None:
-        """ZREM."""
-        self.commands.append(("ZREM", name, *members))
-
-    def lpush(self, name: str, *values: EncodableT) -> None:
-        """LPUSH."""
-        self.commands.append(("LPUSH", name, *values))
-
-    def expire(self, name: str, seconds: int) -> None:
-        """EXPIRE."""
-        self.commands.append(("EXPIRE", name, seconds))
-
-    def publish(self, channel: str, message: str) -> None:
-        """PUBLISH."""
-        self.commands.append(("PUBLISH", channel, message))
-
-    def xack(self, name: Any, group: str, *ids: Any) -> None:
-        """XACK."""
-        self.commands.append(("XACK", name, group, *ids))
-
-    def execute(self, client: redis.Redis) -> None:
-        """Send the queued commands in one round trip (none: no round trip)."""
-        if not self.commands:
-            return
-        pool = client.connection_pool
-        conn = pool.get_connection()
-        try:
-            conn.retry.call_with_retry(
-                lambda: self._round_trip(conn), lambda _error: conn.disconnect()
-            )
-        finally:
-            pool.release(conn)
-
-    def _round_trip(self, conn: Any) -> None:
-        commands = self.commands
-        conn.send_packed_command([b"".join(conn.pack_commands(commands))])
-        first: redis.ResponseError | None = None
-        for number, args in enumerate(commands, 1):
-            try:
-                conn.read_response()
-            except redis.ResponseError as exc:
-                if first is None:  # told as redis-py's pipeline tells it
-                    cmd = truncate_text(" ".join(map(safe_str, args)))
-                    why = f"Command # {number} ({cmd}) of pipeline caused error: {exc.args[0]}"
-                    exc.args = (why, *exc.args[1:])
-                    first = exc
-        if first is not None:
-            raise first
 
 
 class RedisDirectory:

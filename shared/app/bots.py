@@ -266,3 +266,12 @@ def replay(
     counted = {k: v for k, v in settings.items() if k != kind.timed}
     counted[kind.counted] = iterations
     return kind.play(view, rng, counted)
+
+
+def bot_spec(view: Mapping[str, Any], seat: int) -> dict[str, Any]:
+    """The spec of the bot at ``seat`` as the view lists it (``{"bot", setting...}``);
+    ``random`` for a seat without one."""
+    listed = dict(view["seats"][seat])
+    for key in ("seat", "name", "resigned", "taken_over"):  # the seat's, not the bot's
+        listed.pop(key, None)
+    return listed if listed.get("bot") else {"bot": "random"}

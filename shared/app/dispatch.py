@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from shared.app import handlers, searches
+from shared.app import bot_moves, finalize, remote, searches, tournaments
 from shared.app.context import App
 
 
@@ -29,7 +29,7 @@ class InlineDispatcher:
         """Play the bot's turn now."""
         self.moves.append((game_id, seat, version))
         if self.app is not None:
-            handlers.play_bot_move(self.app, game_id, seat, version)
+            bot_moves.play_bot_move(self.app, game_id, seat, version)
             if slow:
                 searches.moved(self.app, game_id, seat, version)
 
@@ -37,8 +37,6 @@ class InlineDispatcher:
         """Play the registered bot's turn now (this thread waits for its webhook)."""
         self.moves.append((game_id, seat, version))
         if self.app is not None:
-            from shared.app import remote
-
             remote.play_remote_move(self.app, game_id, seat, version)
 
     def hint(self, request: Mapping[str, Any], *, priority: int = 0) -> None:
@@ -50,15 +48,13 @@ class InlineDispatcher:
         """Score the game now."""
         self.finalized.append(game_id)
         if self.app is not None:
-            handlers.finalize_game(self.app, game_id)
+            finalize.finalize_game(self.app, game_id)
 
     def tournament(self, tournament_id: str) -> None:
         """Play the whole tournament now, batch by batch as the Celery tasks would."""
         self.tournaments.append(tournament_id)
         if self.app is None:
             return
-        from shared.app import tournaments
-
         entry = self.app.ports.tournaments.get(tournament_id)
         if entry is None:
             return

@@ -14,6 +14,8 @@ from typing import Any
 from shared.games.errors import GameError
 from shared.match.record import GameRecord
 
+BOT_COMMAND_PREFIX = "bot-"  # a bot's command id: bot-<seat>-<version>
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandMessage:
@@ -63,6 +65,35 @@ class Created:
     game_id: str
     tokens: list[str | None]
     record: GameRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the worker hands a waiting client: the command's outcome (compact JSON) and, when
+    it was accepted, the seat's new view (its projection's JSON, passed on unparsed).
+
+    On the wire (the bus's reply value) it is the outcome, then a newline and the view when
+    there is one: compact JSON holds no raw newline, so the first one splits them. This class
+    is the only place that writes or reads that format."""
+
+    outcome: str
+    view: str | None = None
+
+    def to_wire(self) -> str:
+        """The reply as the bus stores it."""
+        return self.outcome if self.view is None else self.outcome + "\n" + self.view
+
+    @classmethod
+    def from_wire(cls, raw: bytes | str) -> Reply:
+        """The reply ``to_wire`` wrote."""
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        outcome, newline, view = text.partition("\n")
+        return cls(outcome, view if newline else None)
+
+    def outcome_doc(self) -> dict[str, Any]:
+        """The outcome, parsed."""
+        doc: dict[str, Any] = json.loads(self.outcome)
+        return doc
 
 
 def token_hash(token: str) -> str:

@@ -2,8 +2,8 @@
 
 ``tabletop simulate``, tournaments and tests play games here. A game played here and the same
 commands sent through the service (same seed, same command ids, same clock) give the same
-envelopes byte for byte: both seal ``handlers.creation_events`` with command id ``create``,
-decide each command with ``handlers.decide_events`` at label ``v<version>``, record the command
+envelopes byte for byte: both seal ``opening.creation_events`` with command id ``create``,
+decide each command with ``steps.decide_events`` at label ``v<version>``, record the command
 in its first envelope, and let the bot at seat ``s`` draw from ``bot_random(seed, s, version)``
 with the command id ``bot-<s>-<version>``.
 """
@@ -16,7 +16,8 @@ from typing import Any
 
 from shared import games
 from shared.app import bots
-from shared.app.handlers import created_data, creation_events, decide_events, seats_from_specs
+from shared.app.opening import created_data, creation_events, seats_from_specs
+from shared.app.steps import decide_events
 from shared.events import (
     GAME_CREATED,
     GENESIS_HASH,

@@ -1,4 +1,5 @@
-"""Registered bots: bots that come from outside (``POST /v1/bots``) and play over a webhook.
+"""Registered bots: bots that come from outside (``POST /v1/bots``) and play over a webhook or
+a connection of their own (the turn's body, key and fallback: ``shared/app/bot_turns.py``).
 
 **Keys.** A bot's key is ``tbk_`` + hex ``HMAC-SHA256(server secret, "bot-key:" + bot id)``.
 The service keeps only its SHA-256 (to authenticate ``DELETE /v1/bots/{id}``), yet signs each
@@ -6,19 +7,6 @@ turn with the key itself: it derives the key again from the server secret whenev
 So a copy of the bot records alone gives no key away, and no key is stored in any form that
 can be read back; whoever holds the server secret (``TABLETOP_BOT_SECRET``; without it, one
 the service makes once and keeps in Redis) can derive every key, which signing needs anyway.
-
-**A turn.** For each decision the seat's bot is sent the canonical JSON (``canonical_json``,
-docs/fairness.md) of ``{"type": "turn", "turn_id", "bot_id", "game", "game_id", "seat",
-"version", "view", "legal_commands", "budget_ms"}``, ``view`` being exactly the seat's view at
-``version`` (its stored projection), signed ``Tabletop-Signature: sha256=<hex HMAC-SHA256 of
-the body keyed with the key>``. It answers 200 ``{"command": {...}}`` within ``budget_ms``.
-Anything else — a timeout, a malformed or illegal command, another status (a redirect too: it
-is never followed), an answer over 64 KiB, an unreachable bot — is a failure, and the seat
-plays its ``on_failure`` policy: ``random`` (the random bot, drawing from ``bot_random`` of
-the game's secret seed, as a built-in random bot would) or ``forfeit`` (it resigns). The
-command submitted records ``bot_turn``: ``{"turn_id", "sent_sha256", "latency_ms",
-"failure"}``, hashed into the log with it, so an audit rebuilds the body from the seat's view
-and checks what the bot was sent, and a bot keeping the bodies it got can prove what it saw.
 """
 
 from __future__ import annotations
@@ -36,31 +24,42 @@ from typing import Any
 
 from shared import games
 from shared.app import bots, names
+from shared.app.bot_moves import BOT_SUBMIT_TTL
+from shared.app.bot_turns import (
+    BOT_TURN,
+    CONNECTED,
+    REGISTERED,
+    SIGNATURE_HEADER,
+    WEBHOOK,
+    bot_key,
+    fallback,
+    key_hash,
+    listed_command,
+    seat_spec,
+    signature,
+    turn_body,
+    turn_id,
+)
+from shared.app.commands import secret_seed, submit_command
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
-from shared.app.messages import CommandMessage
+from shared.app.messages import BOT_COMMAND_PREFIX, CommandMessage
 from shared.app.ports import RegisteredBot
 from shared.events import canonical_json
 from shared.games import errors as rules
 from shared.games.errors import GameError
-from shared.games.rng import Rng, bot_random
+from shared.games.rng import Rng
 from shared.match import fairness
 from shared.match.aggregate import Seat
 
 log = logging.getLogger(__name__)
 
-REGISTERED = bots.REGISTERED
-BOT_TURN = bots.BOT_TURN
-WEBHOOK, CONNECTED = "webhook", "connected"
 TRANSPORTS = (WEBHOOK, CONNECTED)
 ON_FAILURE = ("random", "forfeit")
-FAILURES = ("timeout", "illegal", "error", "unreachable")
 # A registered bot's budget_ms bounds: under the stall sweep's BOT_STALL_S, so a turn still
 # waiting on its bot is never sent a second time by the sweep.
 BUDGET_MS = (50, 10_000)
 DEFAULT_BUDGET_MS = 500
-KEY_PREFIX = "tbk_"
-SIGNATURE_HEADER = "Tabletop-Signature"
 # Seconds a game-over notice waits for the bot (its answer is ignored).
 GAME_OVER_TIMEOUT_S = 2.0
 # Seconds a connected bot's turn is kept past its deadline: an answer that comes later is told
@@ -73,22 +72,6 @@ TAKEOVER_GRACE_MS = 5000
 
 
 # ---- the registry -------------------------------------------------------------------------------
-
-
-def bot_key(secret: str, bot_id: str) -> str:
-    """The bot's key, derived from the server secret (never stored)."""
-    digest = hmac.new(secret.encode(), f"bot-key:{bot_id}".encode(), hashlib.sha256)
-    return KEY_PREFIX + digest.hexdigest()
-
-
-def key_hash(key: str) -> str:
-    """What is stored of a key."""
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-def signature(key: str, body: bytes) -> str:
-    """The ``Tabletop-Signature`` header's value for ``body``."""
-    return "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
 
 
 def register_bot(app: App, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -227,57 +210,6 @@ def registered_seats(
     return seats
 
 
-def seat_spec(bot: RegisteredBot) -> dict[str, Any]:
-    """What a seat records of its registered bot (in ``game_created``, so hashed): all an
-    audit needs to rebuild the bodies it was sent."""
-    return {
-        "bot_id": bot.bot_id,
-        "transport": bot.transport,
-        "budget_ms": bot.budget_ms,
-        "on_failure": bot.on_failure,
-    }
-
-
-# ---- a turn -------------------------------------------------------------------------------------
-
-
-def turn_id(game_id: str, seat: int, version: int) -> str:
-    """A turn's id: one per seat and version (a repeated wake is the same turn)."""
-    return f"{game_id}-{seat}-{version}"
-
-
-def turn_body(
-    *, turn: str, spec: Mapping[str, Any], game_id: str, seat: int, view: Mapping[str, Any]
-) -> bytes:
-    """The exact bytes a bot is sent for a turn (its audit rebuilds them from the log)."""
-    doc = {
-        "type": "turn",
-        "turn_id": turn,
-        "bot_id": spec["bot_id"],
-        "game": view["game"],
-        "game_id": game_id,
-        "seat": seat,
-        "version": view["version"],
-        "view": view,
-        "legal_commands": view.get("legal_commands", []),
-        "budget_ms": spec["budget_ms"],
-    }
-    return canonical_json(doc).encode()
-
-
-def fallback(
-    spec: Mapping[str, Any], view: Mapping[str, Any], play_seed: str, seat: int, version: int
-) -> dict[str, Any]:
-    """The seat's ``on_failure`` command: the random bot's (``bot_random`` of the play seed,
-    as a built-in random bot draws) or a resignation."""
-    if spec.get("on_failure") == "forfeit":
-        return {"type": "resign"}
-    command = bots.random_bot(view, bot_random(play_seed, seat, version))
-    if command is None:
-        raise GameError(rules.NOT_YOUR_TURN, f"seat {seat} has nothing to do")
-    return dict(command)
-
-
 def answer_command(
     app: App, game_id: str, seat: int, view: Mapping[str, Any], status: int | None, raw: bytes
 ) -> dict[str, Any] | None:
@@ -299,31 +231,6 @@ def answer_command(
         return None
 
 
-def listed_command(view: Mapping[str, Any], seat: int, command: Any) -> dict[str, Any] | None:
-    """``command`` as the engine spells it when ``view`` lists it among the seat's legal
-    commands, the seat alone being to act in a game whose ``legal_commands`` list every
-    command: the view's version fixes the state, and that list is the engine's own for it,
-    so the game need not be loaded to check it (the command is submitted pinned to that
-    version: if the game moved on since, the worker refuses it). None when the list cannot
-    tell (the full check, ``check_command``, decides)."""
-    if not isinstance(command, dict) or view.get("to_act") != [seat]:
-        return None
-    engine = games.get(str(view["game"]))
-    if not engine.TRAITS.lists_all_commands:
-        return None
-    try:
-        spelled: dict[str, Any] = engine.command_to_json(engine.parse_command(command))
-    except (GameError, ValueError, TypeError, KeyError):
-        return None
-    # Compared as canonical JSON: the view went through JSON (a tuple came back a list), and
-    # a template (a fairness contribution's client seed) is no command to match.
-    wanted = canonical_json(spelled)
-    for listed in view.get("legal_commands") or ():
-        if "template" not in listed.values() and canonical_json(listed) == wanted:
-            return spelled
-    return None
-
-
 def check_command(
     app: App, game_id: str, seat: int, view: Mapping[str, Any], command: Any
 ) -> dict[str, Any]:
@@ -339,7 +246,7 @@ def check_command(
         parsed = engine.parse_command(command)
         if record.version != view["version"] or record.state is None:
             raise GameError(ErrorCode.GAME_STALE_VERSION, "the game moved on from this turn")
-        seed = fairness.play_seed(record.match, _seed(app, game_id))
+        seed = fairness.play_seed(record.match, secret_seed(app, game_id))
         engine.decide(record.state, seat, parsed, Rng(seed, f"v{record.version}"))
     except (ValueError, TypeError, KeyError) as exc:
         raise GameError(rules.INVALID_COMMAND, f"not a command: {exc}") from exc
@@ -347,28 +254,19 @@ def check_command(
     return out
 
 
-def _seed(app: App, game_id: str) -> str:
-    entry = app.entry(game_id)
-    if entry is None:
-        raise LookupError(game_id)
-    return entry.seed
-
-
 def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     """A registered bot's turn: send it the seat's view, take its command or its failure's
     fallback, submit it like any bot's (``bot-<seat>-<version>``) with ``bot_turn``. Once the
     game is over, a webhook bot is told so instead (``game_over``, best effort)."""
-    from shared.app import handlers
-
     # The view, the sent mark and the bot in one round trip: the bot's id is the one this
     # process met at this seat before (checked against the view below; a miss reads again).
     guess = _SEAT_BOTS.get(game_id, seat)
-    asked = f"{handlers.BOT_COMMAND_PREFIX}{seat}-{version}"
+    asked = f"{BOT_COMMAND_PREFIX}{seat}-{version}"
     reads = app.ports.bots.turn_reads(game_id, seat, asked, guess)
     if reads.view is None:
         return "no such game"
     view: dict[str, Any] = json.loads(reads.view)
-    spec = handlers.bot_spec(view, seat)
+    spec = bots.bot_spec(view, seat)
     if spec.get("bot") != REGISTERED:
         return "not a registered bot"
     bot_id = str(spec["bot_id"])
@@ -383,7 +281,7 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     if view["version"] != version and not simultaneous:
         return "stale"
     version = int(view["version"])
-    cid = f"{handlers.BOT_COMMAND_PREFIX}{seat}-{version}"
+    cid = f"{BOT_COMMAND_PREFIX}{seat}-{version}"
     if reads.sent if cid == asked else app.ports.bus.was_sent(game_id, cid):
         return cid
     turn = turn_id(game_id, seat, version)
@@ -408,7 +306,7 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
             if command is None:
                 failure = "illegal" if answer.status == 200 else "error"
     if command is None:
-        seed = fairness.play_seed_of_view(view, _seed(app, game_id))
+        seed = fairness.play_seed_of_view(view, secret_seed(app, game_id))
         command = fallback(spec, view, seed, seat, version)
     command[BOT_TURN] = {
         "turn_id": turn,
@@ -418,7 +316,7 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     }
     if bot is not None:
         app.ports.bots.record(bot.bot_id, int(latency), failure)
-    # Not ``handlers.submit_bot_command``: its sent check was this turn's first read, and a
+    # Not ``bot_moves.submit_bot_command``: its sent check was this turn's first read, and a
     # wake repeated meanwhile that sends it too is applied once by the store (same id).
     message = CommandMessage(
         command_id=cid,
@@ -427,8 +325,8 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
         body=command,
         expected_version=None if simultaneous else version,
     )
-    handlers.submit_command(app, message, str(view["game"]))
-    app.ports.bus.send_once(game_id, cid, handlers.BOT_SUBMIT_TTL)
+    submit_command(app, message, str(view["game"]))
+    app.ports.bus.send_once(game_id, cid, BOT_SUBMIT_TTL)
     return cid
 
 
@@ -582,46 +480,3 @@ def notify_game_over(
 
 
 # ---- the audit ----------------------------------------------------------------------------------
-
-
-def turn_fault(
-    view: Mapping[str, Any],
-    spec: Mapping[str, Any],
-    game_id: str,
-    seat: int,
-    at: int,
-    recorded: Mapping[str, Any],
-    play_seed: str,
-) -> str | None:
-    """Why a registered bot's move recorded at the version after ``at`` is not what the
-    service may have played (None: it is). ``view`` is the seat's view at ``at`` recomputed
-    from the log, ``recorded`` the command with its ``bot_turn``. The body is rebuilt and its
-    hash must be ``sent_sha256`` (the bot was sent that seat's view and nothing else); a
-    failure's move must be its ``on_failure`` policy's (the random bot's is re-drawn)."""
-    turn = recorded.get(BOT_TURN)
-    if not isinstance(turn, Mapping) or set(turn) != {
-        "turn_id", "sent_sha256", "latency_ms", "failure"
-    }:  # fmt: skip
-        return f"a registered bot's move without its {BOT_TURN}"
-    failure = turn["failure"]
-    if failure is not None and failure not in FAILURES:
-        return f"a registered bot's move with an unknown failure {failure!r}"
-    body = turn_body(turn=str(turn["turn_id"]), spec=spec, game_id=game_id, seat=seat, view=view)
-    if hashlib.sha256(body).hexdigest() != turn["sent_sha256"]:
-        return "its sent_sha256 is not the hash of the turn rebuilt from the seat's view"
-    if failure is None:
-        return None  # the bot's own command: the rules check it ("commands legal")
-    move = {k: v for k, v in recorded.items() if k != BOT_TURN}
-    try:
-        expected = fallback(spec, view, play_seed, seat, at)
-    except GameError as exc:
-        return f"its on_failure move cannot be replayed ({exc})"
-    engine = games.get(str(view["game"]))
-    if spec.get("on_failure") == "forfeit":
-        return None if move == expected else "a forfeit's move that is not a resignation"
-    try:
-        again = json.loads(json.dumps(engine.command_to_json(engine.parse_command(expected))))
-    except GameError:
-        return "its fallback cannot be replayed"
-    same = again == json.loads(json.dumps(move))
-    return None if same else "its fallback is not what the random bot plays from that view"

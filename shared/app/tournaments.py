@@ -1,5 +1,5 @@
-"""Tournament handlers: create one, play its games (the Celery tasks call these), read its
-standings, cancel it.
+"""Tournament handlers: create one and play its games (the Celery tasks call these); its
+standings, the list and cancelling one are read in ``tournament_views``.
 
 A tournament game is a normal game. The task plays it whole, in process, through the one
 play-out driver with the service's randomness labels, then appends its sealed, hash-chained log
@@ -12,18 +12,20 @@ stored, or stores the same game, and folds it at most once.
 from __future__ import annotations
 
 import secrets
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from shared import games
-from shared.app import bots, handlers, playout, remote
+from shared.app import bots, playout
+from shared.app.bot_turns import seat_spec
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import shard_of
-from shared.app.ports import GameEntry, TournamentEntry
+from shared.app.opening import creation_events, seats_from_specs
+from shared.app.ports import GameEntry
+from shared.app.projecting import publish
+from shared.app.results import rating_update, result_doc
 from shared.events import GENESIS_HASH, EncodedLog, Envelope, seal
 from shared.match.aggregate import Seat
 from shared.match.clock import ms_of
@@ -31,7 +33,7 @@ from shared.match.projections import projection_json, view
 from shared.match.record import GameRecord, fold
 from shared.store import DuplicateCommand, StaleVersion
 from shared.tournaments import sprt, standings
-from shared.tournaments.plan import Plan, PlanError, game_id, parse, spec_label
+from shared.tournaments.plan import Plan, PlanError, game_id, parse
 
 # Games per Celery task: fewer broker round trips and batch folds, each game still stored alone.
 # Games of quick bots (a few milliseconds each) go up to 64 to a task; a search bot's game can
@@ -42,7 +44,6 @@ MIN_CHUNK = 8
 SEARCH_CHUNK = 1
 QUICK_BOTS = frozenset({"random", "heuristic"})
 MIN_TASKS = 8
-QUEUED, RUNNING, FINISHED, CANCELLED = "queued", "running", "finished", "cancelled"
 
 
 def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> tuple[str, Plan]:
@@ -144,7 +145,7 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
     with p.unit():
         for record in records:
             _project(app, record)
-        p.directory.record_results({r.id: handlers.result_doc(r) for r in records})
+        p.directory.record_results({r.id: result_doc(r) for r in records})
     folds: dict[int, Callable[[dict[str, Any]], None]] = {}
     rates: dict[str, Callable[[dict[str, Any]], None]] = {}
     for index, record in zip(todo, records, strict=True):
@@ -152,7 +153,7 @@ def play_games(app: App, tournament_id: str, indexes: Iterable[int]) -> int:
         assert outcome is not None, "a tournament game is stored finished"
         # An sprt match folds its games in pair order in its finisher: only marked here.
         folds[index] = _skip if plan.format == "sprt" else _folder(plan.seating(index), outcome)
-        update = handlers.rating_update(record, outcome)
+        update = rating_update(record, outcome)
         if update is not None:
             rates[record.id] = update
     p.ratings.rate(plan.game, rates)
@@ -318,15 +319,15 @@ def create_live_game(app: App, tournament_id: str, plan: Plan, index: int) -> bo
             # A bot retired since the tournament began keeps its seats: its turns play its
             # on_failure policy (``remote.play_remote_move``), so the tournament still ends.
             registered[seat] = Seat(
-                name=str(spec["name"]), bot=bots.REGISTERED, bot_spec=remote.seat_spec(bot)
+                name=str(spec["name"]), bot=bots.REGISTERED, bot_spec=seat_spec(bot)
             )
-    seats, _tokens = handlers.seats_from_specs(specs, registered)
+    seats, _tokens = seats_from_specs(specs, registered)
     engine = games.get(plan.game)
     options = engine.parse_options(plan.players, dict(plan.options))
     seed = plan.game_seed(index)
     at = p.clock.now()
     envs = seal(
-        handlers.creation_events(
+        creation_events(
             plan.game,
             seats,
             options,
@@ -360,7 +361,7 @@ def create_live_game(app: App, tournament_id: str, plan: Plan, index: int) -> bo
     except (StaleVersion, DuplicateCommand):
         return False  # a racing run created it: its bots are woken already
     app.remember(record)
-    handlers.publish(app, record)
+    publish(app, record)
     return True
 
 
@@ -487,175 +488,3 @@ def store_games(
 
 def _always(at: str) -> Callable[[], str]:
     return lambda: at
-
-
-def status_of(entry: TournamentEntry) -> str:
-    """``queued``, ``running``, ``finished`` or ``cancelled``."""
-    total = int(entry.plan["games"])
-    if entry.tally["done"] >= total or (entry.tally.get("sprt") or {}).get("result"):
-        return FINISHED  # every game played, or an sprt match decided
-    if entry.cancelled:
-        return CANCELLED
-    return RUNNING if entry.started else QUEUED
-
-
-def tournament_doc(
-    app: App, tournament_id: str, *, offset: int = 0, limit: int = 100
-) -> dict[str, Any]:
-    """What ``GET /v1/tournaments/{id}`` answers; AppError 404 for an unknown id."""
-    entry = app.ports.tournaments.get(tournament_id)
-    if entry is None:
-        raise AppError(ErrorCode.TOURNAMENT_NOT_FOUND, f"no tournament {tournament_id}")
-    plan = Plan.from_doc(entry.plan)
-    total = plan.games
-    entrants = [{"name": e.name, **e.spec} for e in plan.entrants]
-    tally = entry.tally
-    status = status_of(entry)
-    if status == CANCELLED and tally.get("rated", 0) < tally["done"]:
-        tally = _rated_as_folded(app, tournament_id, plan, tally)
-    # How many games the ratings cover: the first ones in game order as they are folded (a
-    # tally from before counted none in order until it finished).
-    rated = tally.get("rated", tally["done"] if tally.get("rated_in_order") else 0)
-    rendered = standings.render(tally, entrants)
-    for row in rendered["standings"]:  # a registered bot's decisions over these games
-        if row["entrant"] in plan.registered:
-            row["bot_stats"] = standings.bot_stats(tally, row["entrant"])
-    offset = max(0, offset)
-    limit = max(1, min(limit, 1000))
-    page = range(offset, min(total, offset + limit))
-    listed = [
-        {
-            "index": i,
-            "id": game_id(tournament_id, i),
-            "seats": plan.seat_names(i),
-            "deal": plan.deal(i),
-            "finished": done,
-        }
-        for i, done in zip(
-            page, app.ports.tournaments.folded(tournament_id, list(page)), strict=True
-        )  # fmt: skip
-    ]
-    head_to_head = rendered["head_to_head"] if plan.players == 2 else None
-    return {
-        "id": tournament_id,
-        "game": plan.game,
-        "format": plan.format,
-        "players": plan.players,
-        "options": dict(plan.options),
-        "entrants": [
-            {"entrant": i, "name": e.name, "spec": dict(e.spec), "label": spec_label(e.spec)}
-            for i, e in enumerate(plan.entrants)
-        ],
-        "created_at": entry.created_at,
-        # When its last game was folded (None before): a finished tournament's run time.
-        "finished_at": tally.get("finished_at"),
-        "status": status,
-        "progress": {"done": tally["done"], "total": total},
-        "rated_games": rated,
-        "standings": rendered["standings"],
-        "ratings": rendered["ratings"],
-        "head_to_head": head_to_head,
-        "pairwise": rendered["head_to_head"],
-        "draws": rendered["draws"],
-        "games": {"offset": offset, "limit": limit, "total": total, "items": listed},
-        "candidate": plan.candidate if plan.duel else None,
-        "field": dict(plan.field) if plan.duel else None,
-        "sprt": sprt_doc(plan, tally),
-    }
-
-
-def sprt_doc(plan: Plan, tally: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``sprt`` of a tournament's document: the test's state (None but in an sprt match)."""
-    if plan.format != "sprt":
-        return None
-    return sprt.render(tally.get("sprt") or sprt.empty(), plan.sprt or sprt.params(None))
-
-
-# Cancelled tournaments' ratings replayed over their folded games, by (id, games folded):
-# computed once per process and change, not at every read (10,000 games: some 0.3 s).
-_REPLAYED: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
-_REPLAYED_KEEP = 16
-_replayed_lock = threading.Lock()
-
-
-def _rated_as_folded(
-    app: App, tournament_id: str, plan: Plan, tally: Mapping[str, Any]
-) -> dict[str, Any]:
-    """A cancelled tournament's tally with its ratings replayed over every folded game in
-    game order: a cancel leaves gaps that ``_finisher``'s ratings stop at."""
-    key = (tournament_id, int(tally["done"]))
-    with _replayed_lock:
-        replayed = _REPLAYED.get(key)
-    if replayed is not None:
-        return {**tally, "entrants": replayed["entrants"], "rated": replayed["rated"]}
-    out = {**tally, "entrants": [dict(row) for row in tally["entrants"]]}
-    indexes = list(range(plan.games))
-    done = app.ports.tournaments.folded(tournament_id, indexes)
-    ids = [game_id(tournament_id, i) for i, d in zip(indexes, done, strict=True) if d]
-    kept = [i for i, d in zip(indexes, done, strict=True) if d]
-    results = app.ports.directory.results(ids)
-    standings.unrate(out)
-    standings.rate_next(
-        out,
-        [(plan.seating(i), r["outcome"]["ranks"]) for i, r in zip(kept, results, strict=True)
-         if r is not None],
-    )  # fmt: skip
-    with _replayed_lock:
-        _REPLAYED[key] = {"entrants": out["entrants"], "rated": out["rated"]}
-        while len(_REPLAYED) > _REPLAYED_KEEP:
-            _REPLAYED.popitem(last=False)
-    return out
-
-
-def list_tournaments(app: App, *, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
-    """Summaries (id, game, format, status, progress), oldest first."""
-    out = []
-    for tid in app.ports.tournaments.list_ids(offset=offset, limit=limit):
-        entry = app.ports.tournaments.get(tid)
-        if entry is None:
-            continue
-        out.append(
-            {
-                "id": tid,
-                "game": entry.plan["game"],
-                "format": entry.plan["format"],
-                "entrants": [e.get("name") for e in entry.plan["entrants"]],
-                "created_at": entry.created_at,
-                "status": status_of(entry),
-                "progress": {"done": entry.tally["done"], "total": int(entry.plan["games"])},
-            }
-        )
-    return out
-
-
-def cancel_tournament(app: App, tournament_id: str) -> dict[str, Any]:
-    """Cancel (a finished tournament stays finished); answers the tournament's document."""
-    entry = app.ports.tournaments.get(tournament_id)
-    if entry is None:
-        raise AppError(ErrorCode.TOURNAMENT_NOT_FOUND, f"no tournament {tournament_id}")
-    if status_of(entry) != FINISHED:
-        app.ports.tournaments.cancel(tournament_id)
-    return tournament_doc(app, tournament_id, limit=1)
-
-
-def ratings_doc(app: App, game: str) -> dict[str, Any]:
-    """``GET /v1/ratings?game=``: the game type's bot specs, best ordinal first."""
-    if game not in games.names():
-        raise AppError(
-            ErrorCode.REQUEST_INVALID,
-            f"unknown game {game!r}",
-            errors={"game": [f"one of {', '.join(games.names())}"]},
-        )
-    board = app.ports.ratings.board(game)
-    rows = [
-        {
-            "bot": label,
-            "mu": r["mu"],
-            "sigma": r["sigma"],
-            "ordinal": standings.ordinal(r["mu"], r["sigma"]),
-            "games": r["games"],
-        }
-        for label, r in board.items()
-    ]
-    rows.sort(key=lambda r: (-r["ordinal"], r["bot"]))
-    return {"game": game, "ratings": rows}

@@ -176,10 +176,12 @@ class RedisEventStore:
         if not calls:
             return [r for r in out if r is not None]
         for attempt in range(2):
-            replies = self._send_all(
-                [[b"EVALSHA", self._whole.sha, len(call_keys), *call_keys, *args]
-                 for call_keys, args in calls]
-            )  # fmt: skip
+            # EVALSHA on redis-py's pipeline, one round trip, each error in its reply's place
+            # (the pipeline's ``Script`` support would first ask SCRIPT EXISTS: a round trip).
+            pipe = self._r.pipeline(transaction=False)
+            for call_keys, args in calls:
+                pipe.evalsha(self._whole.sha, len(call_keys), *call_keys, *args)
+            replies = pipe.execute(raise_on_error=False)
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in replies):
                 # A server restarted without its script cache: load it, send them again (a
                 # script that ran is refused the second time as a duplicate or stale).
@@ -251,68 +253,6 @@ class RedisEventStore:
             return None
         lo, hi = _text(seen).split("-")
         return int(lo), int(hi)
-
-    def _send_all(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
-        """Send ``commands`` in one round trip on one connection of the pool and read every
-        reply, an error reply as its exception (a redis-py pipeline's
-        ``execute(raise_on_error=False)``; the whole retried on a connection fault by the
-        connection's retry policy). Large arguments are sent as they are, not copied into
-        the packed command (``_resp_chunks``): a batch of whole logs is some megabytes."""
-        chunks = _resp_chunks(commands)
-        assert not isinstance(self._r, RedisCluster), "a cluster appends one log at a time"
-        pool = self._r.connection_pool
-        conn = pool.get_connection()
-        try:
-            return cast(
-                "list[Any]",
-                conn.retry.call_with_retry(
-                    lambda: _round_trip(conn, chunks, len(commands)),
-                    lambda _error: conn.disconnect(),
-                ),
-            )
-        finally:
-            pool.release(conn)
-
-
-# Arguments longer than this go to the socket as chunks of their own (redis-py's own cutoff).
-_LARGE = 6000
-
-
-def _resp_chunks(commands: Sequence[Sequence[Any]]) -> list[bytes]:
-    """``commands`` (arguments bytes, str or int) as RESP arrays, in chunks to send in turn:
-    the small pieces joined, each large argument a chunk of its own."""
-    out: list[bytes] = []
-    small: list[bytes] = []
-    for args in commands:
-        small.append(b"*%d\r\n" % len(args))
-        for arg in args:
-            if isinstance(arg, str):
-                arg = arg.encode()
-            elif isinstance(arg, int) and not isinstance(arg, bool):
-                arg = b"%d" % arg
-            elif not isinstance(arg, bytes):
-                raise TypeError(f"a command's argument is bytes, str or int, not {arg!r}")
-            if len(arg) > _LARGE:
-                small.append(b"$%d\r\n" % len(arg))
-                out.append(b"".join(small))
-                out.append(arg)
-                small = [b"\r\n"]
-            else:
-                small.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
-    if small:
-        out.append(b"".join(small))
-    return out
-
-
-def _round_trip(conn: Any, chunks: list[bytes], replies: int) -> list[Any]:
-    conn.send_packed_command(chunks)
-    out: list[Any] = []
-    for _ in range(replies):
-        try:
-            out.append(conn.read_response())
-        except redis.ResponseError as exc:
-            out.append(exc)
-    return out
 
 
 def _whole_call(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.adapters.memory import FixedClock
-from shared.app import handlers
+from shared.app import commands, creation
 from shared.app.messages import CommandMessage
 from shared.app.playout import play
 from shared.bootstrap import bootstrap
@@ -75,13 +75,13 @@ def replay(doc: dict[str, Any]) -> dict[str, Any]:
     """The output of a golden game replayed through the service's handlers (creation, then each
     command as the worker decides it): every envelope and every final view, as canonical JSON."""
     app = bootstrap(Settings(), backend="memory", clock=FixedClock(AT))
-    created = handlers.create_game(app, doc["game"], doc["seats"], doc["options"], seed=doc["seed"])
+    created = creation.create_game(app, doc["game"], doc["seats"], doc["options"], seed=doc["seed"])
     gid = created.game_id
     for command in doc["commands"]:
         message = CommandMessage(
             command_id=command["id"], game_id=gid, seat=command["seat"], body=command["body"]
         )
-        outcome = handlers.decide_command(app, message)
+        outcome = commands.decide_command(app, message)
         if outcome["status"] != "accepted":
             raise AssertionError(f"command {command['id']} refused: {outcome}")
     record = app.load(gid)

@@ -10,7 +10,7 @@ import redis
 
 from services.worker.consumer import StreamConsumer
 from shared import keys
-from shared.app import handlers
+from shared.app import creation
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.bootstrap import bootstrap
@@ -42,7 +42,7 @@ def play_to_the_end(
     decide until it is over; then answer the bot commands still queued (sent just before the
     last move). Returns the game id."""
     specs = [{"bot": "random"}] * seats if isinstance(seats, int) else seats
-    gid = handlers.create_game(app, game, specs, options).game_id
+    gid = creation.create_game(app, game, specs, options).game_id
     deadline = time.monotonic() + seconds
     while json.loads(client.get(keys.public(gid)))["outcome"] is None:
         assert time.monotonic() < deadline, "the bots stalled"

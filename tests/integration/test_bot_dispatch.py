@@ -11,9 +11,9 @@ import redis
 
 from services.worker.consumer import StreamConsumer
 from shared import keys
-from shared.app import handlers
+from shared.app import creation
+from shared.app.bot_moves import play_bot_move
 from shared.app.context import App
-from shared.app.handlers import play_bot_move
 from shared.bootstrap import bootstrap
 from shared.config import Settings
 from tests.integration.bot_games import bot_app, play_to_the_end, worker_for
@@ -41,7 +41,7 @@ def test_a_bots_only_game_ends_with_each_bot_command_sent_once(
 
 def test_a_repeated_bot_task_does_not_send_again(redis_client: redis.Redis) -> None:
     service = _app(redis_client)
-    gid = handlers.create_game(service, "skye", [{"bot": "random"}, {"bot": "random"}]).game_id
+    gid = creation.create_game(service, "skye", [{"bot": "random"}, {"bot": "random"}]).game_id
     public = json.loads(redis_client.get(keys.public(gid)))
     seat, version = public["to_act"][0], public["version"]
     first = play_bot_move(service, gid, seat, version)
@@ -85,7 +85,7 @@ def test_late_out_of_order_bot_tasks_never_stall_a_game(
     service.ports.dispatcher = late
     worker = StreamConsumer(redis_client, service, game, name="w")
     worker.ensure_groups()
-    gid = handlers.create_game(
+    gid = creation.create_game(
         service, game, [{"bot": "random"}] * seats, {"target": 7} if game == "fox" else {}
     ).game_id
     deadline = time.monotonic() + 90

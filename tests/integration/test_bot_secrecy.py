@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from shared import keys
-from shared.app import bots, handlers
+from shared.app import bots
 from shared.app.context import App
 from shared.events import SEED_REVEALED, Envelope
 from shared.games import skull
@@ -113,7 +113,7 @@ def agreement(played: list[PlayedGame], rng_for: PublicRng) -> tuple[int, int]:
     hits = total = 0
     for g in played:
         for m in g.moves:
-            spec = handlers.bot_spec(m.view, m.seat)
+            spec = bots.bot_spec(m.view, m.seat)
             guess = bots.play(spec, m.view, rng_for(g.gid, m.seat, m.version))
             hits += guess is not None and _same(guess, m.body)
             total += 1
@@ -186,7 +186,7 @@ def test_with_the_revealed_seed_every_bot_move_is_recomputed_exactly(
         assert last.type == SEED_REVEALED
         seed = last.data["seed"]
         for m in g.moves:
-            spec = handlers.bot_spec(m.view, m.seat)
+            spec = bots.bot_spec(m.view, m.seat)
             again = bots.play(spec, m.view, bot_random(seed, m.seat, m.version))
             assert again is not None and _same(again, m.body), (g.gid, m.version, m.seat)
 

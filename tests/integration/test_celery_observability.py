@@ -17,7 +17,7 @@ import requests
 from celery import Celery
 
 from shared import keys
-from shared.app import handlers
+from shared.app import creation
 from shared.bootstrap import bootstrap
 from shared.config import Settings
 from shared.redis_server import free_port
@@ -29,7 +29,7 @@ def test_celery_serves_bot_and_task_metrics_and_logs_json(
     redis_url: str, redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     app = bootstrap(Settings(redis_url=redis_url), client=redis_client)  # no dispatch
-    gid = handlers.create_game(app, "fox", [{"bot": "random"}, {"bot": "random"}]).game_id
+    gid = creation.create_game(app, "fox", [{"bot": "random"}, {"bot": "random"}]).game_id
     public = json.loads(redis_client.get(keys.public(gid)))
     seat, version = public["to_act"][0], public["version"]
 

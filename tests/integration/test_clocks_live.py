@@ -14,7 +14,7 @@ from services.worker.consumer import GROUP, StreamConsumer
 from services.worker.deadlines import DeadlineScheduler
 from shared import keys
 from shared.adapters.memory import FixedClock
-from shared.app import handlers
+from shared.app import clocks, commands, creation
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -114,7 +114,7 @@ def test_a_stale_time_out_is_refused_and_harmless(stack: Stack) -> None:
     legal = view(stack, gid, token)["legal_commands"][0]
     assert send(stack, gid, token, legal).status_code == 200
     before = view(stack, gid)["version"]
-    handlers.submit_command(
+    commands.submit_command(
         stack.worker_app,
         CommandMessage(
             command_id=f"timeout-{seat}-{armed}",
@@ -157,7 +157,7 @@ def test_a_worker_killed_mid_time_out_does_not_time_the_seat_out_twice(
         )
 
     first = app()
-    created = handlers.create_game(
+    created = creation.create_game(
         first, "fox", [{"name": "a"}, {"name": "b"}], clock_spec={"turn_seconds": 1,
                                                                   "reserve_seconds": 0}
     )  # fmt: skip
@@ -165,16 +165,16 @@ def test_a_worker_killed_mid_time_out_does_not_time_the_seat_out_twice(
     crashed = StreamConsumer(redis_client, first, "fox", name="crashy")
     crashed.ensure_groups()
     moment.advance(2)
-    [cid] = handlers.fire_due_deadlines(first)
+    [cid] = clocks.fire_due_deadlines(first).timeouts
     # The worker appends the time-out, then dies: no projection, no deadline moved, no XACK.
     ((_stream, [(_id, fields)]),) = redis_client.xreadgroup(
         GROUP, "crashy", {keys.command_stream("fox", 0): ">"}
     )
-    handlers._apply(first, CommandMessage.from_fields(fields))
+    commands._apply(first, CommandMessage.from_fields(fields))
     version = first.ports.store.head(gid)[0]
     # The scheduler still sees the old deadline and sends the same time-out again.
     moment.advance(3)
-    assert handlers.fire_due_deadlines(first) == [cid]
+    assert clocks.fire_due_deadlines(first).timeouts == [cid]
     fresh = StreamConsumer(redis_client, app(), "fox", name="crashy")
     fresh.recover()
     while fresh.poll_once(block_ms=10):

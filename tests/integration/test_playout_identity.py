@@ -12,7 +12,7 @@ import redis
 
 from services.worker.consumer import StreamConsumer
 from shared.adapters.memory import FixedClock
-from shared.app import handlers
+from shared.app import commands, creation
 from shared.app.messages import CommandMessage
 from shared.app.playout import play
 from shared.bootstrap import bootstrap
@@ -50,11 +50,11 @@ def test_in_process_and_through_the_service_give_the_same_bytes(
 
     service_clock = TickingClock()
     app = bootstrap(Settings(), client=redis_client, clock=service_clock)
-    created = handlers.create_game(app, game, [{"bot": "random"}] * seats, options, seed=seed)
+    created = creation.create_game(app, game, [{"bot": "random"}] * seats, options, seed=seed)
     worker = StreamConsumer(redis_client, app, game, name="w")
     worker.ensure_groups()
     for cid, seat, body in played.commands:
-        handlers.submit_command(
+        commands.submit_command(
             app, CommandMessage(command_id=cid, game_id=created.game_id, seat=seat, body=body), game
         )
         assert worker.poll_once(block_ms=1000) == 1

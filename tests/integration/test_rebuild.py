@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from shared import keys
-from shared.app import handlers
+from shared.app import commands, creation, projecting
 from shared.app.bots import random_bot
 from shared.app.messages import CommandMessage
 from shared.bootstrap import bootstrap
@@ -22,7 +22,7 @@ SEATS = {"fox": 2, "skull": 4, "skye": 3}
 @pytest.mark.parametrize("game", ["fox", "skull", "skye"])
 def test_rebuild_from_events_gives_the_same_bytes(redis_client: redis.Redis, game: str) -> None:
     live = bootstrap(Settings(), client=redis_client)
-    gid = handlers.create_game(live, game, [{"name": f"p{i}"} for i in range(SEATS[game])]).game_id
+    gid = creation.create_game(live, game, [{"name": f"p{i}"} for i in range(SEATS[game])]).game_id
     rng = random.Random(3)
     for n in range(60):
         public = json.loads(redis_client.get(keys.public(gid)))
@@ -32,7 +32,7 @@ def test_rebuild_from_events_gives_the_same_bytes(redis_client: redis.Redis, gam
         view = json.loads(redis_client.get(keys.view(gid, seat)))
         command = random_bot(view, rng)
         assert command is not None
-        outcome = handlers.decide_command(
+        outcome = commands.decide_command(
             live, CommandMessage(command_id=f"c{n}", game_id=gid, seat=seat, body=command)
         )
         assert outcome["status"] == "accepted", outcome
@@ -40,7 +40,7 @@ def test_rebuild_from_events_gives_the_same_bytes(redis_client: redis.Redis, gam
     before = [redis_client.get(k) for k in names]
     for k in names:
         redis_client.delete(k)
-    handlers.rebuild_projections(bootstrap(Settings(), client=redis_client), gid)
+    projecting.rebuild_projections(bootstrap(Settings(), client=redis_client), gid)
     assert [redis_client.get(k) for k in names] == before
 
 
@@ -48,12 +48,12 @@ def test_the_cli_rebuilds_every_game_with_a_summary(
     redis_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     from services.cli import main
-    from shared.app import handlers
+    from shared.app import creation
     from shared.bootstrap import bootstrap
     from shared.config import Settings
 
     app = bootstrap(Settings(redis_url=redis_url))
-    ids = [handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}]).game_id
+    ids = [creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}]).game_id
            for _ in range(3)]  # fmt: skip
     monkeypatch.setenv("REDIS_URL", redis_url)
     assert main(["rebuild", *ids]) == 0
@@ -72,7 +72,7 @@ def test_the_cli_finds_the_stack_of_tabletop_data_dir_or_data_dir(
     from services.cli import main
 
     live = bootstrap(Settings(), client=redis_client)
-    gid = handlers.create_game(live, "fox", [{"name": "a"}, {"name": "b"}]).game_id
+    gid = creation.create_game(live, "fox", [{"name": "a"}, {"name": "b"}]).game_id
     data = tmp_path / "elsewhere"
     data.mkdir()
     (data / "redis.url").write_text(redis_url + "\n")  # what `tabletop run` writes there

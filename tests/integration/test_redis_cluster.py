@@ -36,7 +36,7 @@ from services.gateway.app import create_app
 from services.worker.consumer import StreamConsumer
 from shared import keys
 from shared.adapters.redis import connect, redis_ports
-from shared.app import handlers, tournaments
+from shared.app import creation, tournament_views, tournaments
 from shared.app.dispatch import InlineDispatcher
 from shared.audit import audit
 from shared.bootstrap import bootstrap
@@ -544,7 +544,7 @@ def test_celery_bots_and_a_tournament_run_with_a_plain_broker_beside_the_cluster
     worker = StreamConsumer(cluster_client, app, "fox", name="cl-celery", shards=settings.shards)
     worker.ensure_groups()
     try:
-        gid = handlers.create_game(
+        gid = creation.create_game(
             app, "fox", [{"bot": "random"}, {"bot": "random"}], {"target": 1}
         ).game_id
         tid, _ = tournaments.create_tournament(
@@ -555,7 +555,7 @@ def test_celery_bots_and_a_tournament_run_with_a_plain_broker_beside_the_cluster
         )  # fmt: skip
         deadline = time.monotonic() + 90
         while app.ports.directory.result(gid) is None or (
-            tournaments.status_of(app.ports.tournaments.get(tid)) != tournaments.FINISHED
+            tournament_views.status_of(app.ports.tournaments.get(tid)) != tournament_views.FINISHED
         ):
             assert proc.poll() is None, log_path.read_text()
             assert time.monotonic() < deadline, log_path.read_text()[-3000:]

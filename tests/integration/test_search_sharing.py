@@ -26,7 +26,7 @@ from services.celery_client import SEARCH_QUEUE, CeleryDispatcher
 from services.gateway.app import create_app
 from shared.adapters.memory import memory_ports
 from shared.adapters.redis import redis_ports
-from shared.app import handlers, queries, searches
+from shared.app import bot_moves, creation, queries, searches
 from shared.app.context import App
 from shared.app.ports import Ports
 from shared.bootstrap import bootstrap
@@ -124,7 +124,7 @@ class SearchWorkers:
         self, game_id: str, seat: int, version: int, *, slow: bool = False, priority: int = 0
     ) -> None:
         assert self.app is not None
-        handlers.play_bot_move(self.app, game_id, seat, version)
+        bot_moves.play_bot_move(self.app, game_id, seat, version)
 
     def finalize(self, game_id: str) -> None:
         pass
@@ -354,12 +354,12 @@ def test_one_clients_flood_of_searches_does_not_queue_ahead_of_another_clients_b
         settings, client=redis.Redis.from_url(redis_url), dispatcher=CeleryDispatcher(settings)
     )
     flood = [
-        handlers.create_game(
+        creation.create_game(
             app, "skye", [{"bot": "ismcts", "budget_ms": 2000}] * 4, owner="addr:flood"
         ).game_id
         for _ in range(3)
     ]
-    fox = handlers.create_game(
+    fox = creation.create_game(
         app,
         "fox",
         [{"name": "ana"}, {"bot": "ismcts", "budget_ms": 200}],
@@ -388,8 +388,8 @@ def test_a_search_task_that_ran_leaves_its_owners_count(
         settings, client=redis.Redis.from_url(redis_url), dispatcher=Recording(settings)
     )
     spec = [{"bot": "ismcts", "iterations": 5}] * 2
-    first = handlers.create_game(app, "skye", [*spec, {"name": "x"}], owner="addr:a").game_id
-    second = handlers.create_game(app, "skye", [*spec, {"name": "y"}], owner="addr:a").game_id
+    first = creation.create_game(app, "skye", [*spec, {"name": "x"}], owner="addr:a").game_id
+    second = creation.create_game(app, "skye", [*spec, {"name": "y"}], owner="addr:a").game_id
     # Isle of Skye's prices are set at once: both bots of each game are asked together.
     assert [p for _, _, p in sent] == [0, 1, 2, 3]
     for game_id, (seat, version), _ in sent[:2]:

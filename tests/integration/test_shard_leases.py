@@ -10,11 +10,11 @@ import time
 import pytest
 import redis
 
-import shared.adapters.redis_consumer as consumer_module
+import services.worker.consumer as consumer_module
 import shared.adapters.shard_leases as leases_module
 from services.worker.consumer import GROUP, StreamConsumer
 from shared import keys
-from shared.app import handlers
+from shared.app import commands, creation
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage, shard_of
@@ -68,11 +68,11 @@ def test_workers_share_the_shards_and_take_over_a_dead_ones(redis_client: redis.
     # A game on one of a's shards; a reads its command and dies before acknowledging it.
     app = app_on(redis_client)
     while True:
-        gid = handlers.create_game(app, "fox", [{"name": "x"}, {"name": "y"}]).game_id
+        gid = creation.create_game(app, "fox", [{"name": "x"}, {"name": "y"}]).game_id
         if shard_of(gid, SHARDS) in a.leases.owned:  # type: ignore[union-attr]
             break
     seat, body = first_command(redis_client, gid)
-    handlers.submit_command(
+    commands.submit_command(
         app, CommandMessage(command_id="c1", game_id=gid, seat=seat, body=body), "fox"
     )
     stream = keys.command_stream("fox", shard_of(gid, SHARDS))

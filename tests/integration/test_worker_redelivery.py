@@ -10,10 +10,10 @@ import time
 import pytest
 import redis
 
-import shared.adapters.redis_consumer as consumer_module
+import services.worker.consumer as consumer_module
 from services.worker.consumer import GROUP, MAX_DELIVERIES, StreamConsumer
 from shared import keys
-from shared.app import handlers
+from shared.app import commands, creation
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -28,7 +28,7 @@ def _app(client: redis.Redis) -> App:
 
 
 def _new_fox(app: App) -> str:
-    return handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}]).game_id
+    return creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}]).game_id
 
 
 def _first_legal(client: redis.Redis, gid: str) -> tuple[int, dict]:
@@ -40,7 +40,7 @@ def _first_legal(client: redis.Redis, gid: str) -> tuple[int, dict]:
 
 def _submit(app: App, client: redis.Redis, gid: str, cid: str) -> None:
     seat, cmd = _first_legal(client, gid)
-    handlers.submit_command(
+    commands.submit_command(
         app, CommandMessage(command_id=cid, game_id=gid, seat=seat, body=cmd), "fox"
     )
 
@@ -60,7 +60,7 @@ def test_redelivered_command_is_recognised_and_not_applied_twice(
     # The worker reads and applies the command, then dies before its XACK.
     rows = redis_client.xreadgroup(GROUP, "crashy", {STREAM: ">"})
     ((_stream, [(_msg_id, fields)]),) = rows
-    outcome = handlers.decide_command(app, CommandMessage.from_fields(fields))
+    outcome = commands.decide_command(app, CommandMessage.from_fields(fields))
     assert outcome["status"] == "accepted"
     version = app.ports.store.head(gid)[0]
     redis_client.delete(keys.reply(gid, "c-1"))
@@ -167,7 +167,7 @@ def test_a_command_that_keeps_failing_is_dead_lettered_then_reported(
     def boom(*_args: object) -> None:
         raise RuntimeError("engine bug")
 
-    monkeypatch.setattr(handlers, "_apply", boom)
+    monkeypatch.setattr(commands, "_apply", boom)
     _submit(app, redis_client, gid, "c-4")
     assert worker.poll_once(block_ms=100) == 1
     for _ in range(MAX_DELIVERIES - 2):

@@ -20,7 +20,8 @@ import requests
 
 from services.worker.consumer import GROUP
 from shared import keys
-from shared.app import handlers
+from shared.app import creation
+from shared.app.commands import submit_command
 from shared.app.messages import CommandMessage
 from shared.bootstrap import bootstrap
 from shared.config import Settings
@@ -76,7 +77,7 @@ def test_sigterm_finishes_and_acknowledges_then_the_next_worker_applies_the_rest
     app = bootstrap(Settings(redis_url=redis_url), client=redis_client)
     commands: list[tuple[str, str]] = []
     for i in range(GAMES):
-        gid = handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}]).game_id
+        gid = creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}]).game_id
         public = json.loads(redis_client.get(keys.public(gid)))
         seat = public["to_act"][0]
         view = json.loads(redis_client.get(keys.view(gid, seat)))
@@ -84,7 +85,7 @@ def test_sigterm_finishes_and_acknowledges_then_the_next_worker_applies_the_rest
         message = CommandMessage(
             command_id=cid, game_id=gid, seat=seat, body=view["legal_commands"][0]
         )
-        handlers.submit_command(app, message, "fox")
+        submit_command(app, message, "fox")
         commands.append((gid, cid))
     heads = {gid: app.ports.store.head(gid)[0] for gid, _ in commands}
 

@@ -18,12 +18,14 @@ import pytest
 
 from shared import games
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import bots, handlers, queries
+from shared.app import bots, clocks, commands, creation, queries, service_commands
+from shared.app.bots import bot_spec
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
-from shared.app.handlers import bot_label, bot_spec, decide_any
 from shared.app.messages import CommandMessage
 from shared.app.playout import play
+from shared.app.results import bot_label
+from shared.app.service_commands import decide_any
 from shared.audit import audit
 from shared.bootstrap import bootstrap
 from shared.config import Settings
@@ -159,19 +161,19 @@ def drain(app: App, game: str) -> None:
     assert isinstance(bus, MemoryCommandBus)
     while queued := bus.take(game):
         for fields in queued:
-            handlers.decide_command(app, CommandMessage.from_fields(fields))
+            commands.decide_command(app, CommandMessage.from_fields(fields))
 
 
 def send(app: App, game: str, gid: str, seat: int, body: Doc, cid: str) -> dict[str, Any]:
-    handlers.submit_command(
+    commands.submit_command(
         app, CommandMessage(command_id=cid, game_id=gid, seat=seat, body=body), game
     )
     bus = app.ports.bus
     assert isinstance(bus, MemoryCommandBus)
     [fields, *rest] = bus.take(game)
-    outcome = handlers.decide_command(app, CommandMessage.from_fields(fields))
+    outcome = commands.decide_command(app, CommandMessage.from_fields(fields))
     for more in rest:
-        handlers.decide_command(app, CommandMessage.from_fields(more))
+        commands.decide_command(app, CommandMessage.from_fields(more))
     drain(app, game)
     return outcome
 
@@ -190,7 +192,7 @@ def finish(app: App, game: str, gid: str, fixed: FixedClock, sleeper: int | None
             continue
         if sleeper in humans:
             fixed.t = public["clock"]["seats"][sleeper]["deadline_ms"] / 1000 + 1
-            handlers.fire_due_deadlines(app)
+            clocks.fire_due_deadlines(app)
             drain(app, game)
             continue
         mine = queries.view(app, gid, humans[0])
@@ -214,7 +216,7 @@ def moves_checked(report: Any) -> int:
 def budget_game(seed: str = "budget") -> tuple[App, str, list[Doc]]:
     """A live Fox game of a search on a 10 ms budget against the heuristic bot."""
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "fox", [BUDGET, {"bot": "heuristic"}], {"target": 1},
+    gid = creation.create_game(app, "fox", [BUDGET, {"bot": "heuristic"}], {"target": 1},
                                seed=seed).game_id  # fmt: skip
     finish(app, "fox", gid, fixed)
     return app, gid, exported(app, gid)
@@ -324,7 +326,7 @@ def timed_out_game(seed: str) -> tuple[str, list[Doc]]:
     """Fox between two players with a clock; the first to act never moves: the timeout bot
     (a 10 ms search) moves for it twice, then takes its seat over."""
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], {"target": 1},
+    gid = creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], {"target": 1},
                                seed=seed, clock_spec=CLOCKED).game_id  # fmt: skip
     sleeper = queries.view(app, gid, None)["to_act"][0]  # type: ignore[index]
     finish(app, "fox", gid, fixed, sleeper=sleeper)
@@ -385,7 +387,7 @@ def test_a_bot_move_said_to_be_decided_on_an_older_view_fails() -> None:
 
 def test_a_players_command_records_no_iteration_count() -> None:
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}], {"target": 1},
+    gid = creation.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}], {"target": 1},
                                seed="player-count").game_id  # fmt: skip
     drain(app, "fox")
     mine = queries.view(app, gid, 0)
@@ -401,7 +403,7 @@ def test_a_players_command_records_no_iteration_count() -> None:
 
 def _simultaneous() -> tuple[str, list[Doc]]:
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "skye", [{"bot": "heuristic"}, {"bot": "random"},
+    gid = creation.create_game(app, "skye", [{"bot": "heuristic"}, {"bot": "random"},
                                              {"bot": "heuristic"}], seed="skye-bots").game_id  # fmt: skip
     finish(app, "skye", gid, fixed)
     docs = exported(app, gid)
@@ -414,7 +416,7 @@ def _simultaneous() -> tuple[str, list[Doc]]:
 
 def _resigned() -> tuple[str, list[Doc]]:
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "skull", [{"name": f"p{i}"} for i in range(3)],
+    gid = creation.create_game(app, "skull", [{"name": f"p{i}"} for i in range(3)],
                                seed="resigned-bots").game_id  # fmt: skip
     assert send(app, "skull", gid, 0, {"type": "resign"}, "s0-r")["status"] == "accepted"
     finish(app, "skull", gid, fixed)
@@ -423,7 +425,7 @@ def _resigned() -> tuple[str, list[Doc]]:
 
 def _contributed() -> tuple[str, list[Doc]]:
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "fox", [{"name": "a"}, {"bot": "heuristic"}], {"target": 1},
+    gid = creation.create_game(app, "fox", [{"name": "a"}, {"bot": "heuristic"}], {"target": 1},
                                seed="contributed-bots",
                                fairness_mode=fairness.CONTRIBUTED).game_id  # fmt: skip
     body = {"type": fairness.CONTRIBUTE, "client_seed": "mine"}
@@ -434,9 +436,9 @@ def _contributed() -> tuple[str, list[Doc]]:
 
 def _lobby() -> tuple[str, list[Doc]]:
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "skull", [{"open": True}, {"bot": "heuristic"},
+    gid = creation.create_game(app, "skull", [{"open": True}, {"bot": "heuristic"},
                                               {"bot": "random"}], seed="lobby-bots").game_id  # fmt: skip
-    join = {"type": handlers.JOIN, "name": "late", "token_sha256": "0" * 64}
+    join = {"type": service_commands.Join.TYPE, "name": "late", "token_sha256": "0" * 64}
     assert send(app, "skull", gid, 0, join, "join-0")["status"] == "accepted"
     finish(app, "skull", gid, fixed)
     return gid, exported(app, gid)

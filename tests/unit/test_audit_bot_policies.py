@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from services.cli import main
-from shared.app import bots, handlers
+from shared.app import bots, creation
 from shared.app.playout import play
 from shared.audit import audit
 from shared.games import skull as skull_bot  # its SPEC names the heuristic bot's policy
@@ -147,7 +147,7 @@ def test_the_service_records_the_versions_of_every_bot_a_game_may_use() -> None:
     app, fixed = memory_app()
 
     def created(game: str, seats: list[Doc], **kw: Any) -> Doc:
-        gid = handlers.create_game(app, game, seats, seed=f"policies-{game}", **kw).game_id
+        gid = creation.create_game(app, game, seats, seed=f"policies-{game}", **kw).game_id
         return dict(app.ports.store.read(gid)[0].data)
 
     assert created("skull", SKULL)["bot_policies"] == {"heuristic": CURRENT_SKULL_HEURISTIC}
@@ -162,7 +162,7 @@ def test_the_service_records_the_versions_of_every_bot_a_game_may_use() -> None:
 
 def test_a_live_skull_game_of_heuristic_bots_passes_with_every_move_re_checked() -> None:
     app, fixed = memory_app()
-    gid = handlers.create_game(app, "skull", SKULL, seed="live-skull").game_id
+    gid = creation.create_game(app, "skull", SKULL, seed="live-skull").game_id
     finish(app, "skull", gid, fixed)
     docs = [e.to_dict() for e in app.ports.store.read(gid)]
     assert docs[0]["data"]["bot_policies"] == {"heuristic": CURRENT_SKULL_HEURISTIC}

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import FixedClock
-from shared.app import handlers, queries
+from shared.app import commands, creation, queries, service_commands
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -31,7 +31,7 @@ def memory_app() -> App:
 
 
 def send(app: App, game: str, gid: str, seat: int, body: dict[str, Any], cid: str) -> None:
-    handlers.submit_command(
+    commands.submit_command(
         app, CommandMessage(command_id=cid, game_id=gid, seat=seat, body=body), game
     )
     outcomes = drain(app, game)
@@ -41,7 +41,7 @@ def send(app: App, game: str, gid: str, seat: int, body: dict[str, Any], cid: st
 def join(app: App, game: str, gid: str, seat: int, name: str) -> None:
     """What ``POST /v1/games/{id}/seats/{seat}/join`` sends for the player it gives a token."""
     token = hashlib.sha256(f"token of {name}".encode()).hexdigest()
-    send(app, game, gid, seat, {"type": handlers.JOIN, "name": name, "token_sha256": token},
+    send(app, game, gid, seat, {"type": service_commands.Join.TYPE, "name": name, "token_sha256": token},
          f"join-{seat}-{name}")  # fmt: skip
 
 
@@ -75,7 +75,7 @@ def test_a_joined_lobby_game_passes_its_audit(
     game: str, specs: list[dict[str, Any]], options: dict[str, Any], clock: Any
 ) -> None:
     app = memory_app()
-    gid = handlers.create_game(app, game, specs, options, seed=f"lobby-{game}",
+    gid = creation.create_game(app, game, specs, options, seed=f"lobby-{game}",
                                clock_spec=clock).game_id  # fmt: skip
     for seat, spec in enumerate(specs):
         if spec.get("open"):
@@ -90,10 +90,10 @@ def test_a_joined_lobby_game_passes_its_audit(
 
 def test_a_lobby_game_joined_left_and_joined_again_passes_its_audit() -> None:
     app = memory_app()
-    gid = handlers.create_game(app, "fox", [{"open": True}, {"open": True}], {"target": 1},
+    gid = creation.create_game(app, "fox", [{"open": True}, {"open": True}], {"target": 1},
                                seed="lobby-leave").game_id  # fmt: skip
     join(app, "fox", gid, 1, "first")
-    send(app, "fox", gid, 1, {"type": handlers.LEAVE}, "leave-1")
+    send(app, "fox", gid, 1, {"type": service_commands.Leave.TYPE}, "leave-1")
     join(app, "fox", gid, 1, "second")
     join(app, "fox", gid, 0, "third")
     assert audit(gid, play_out(app, "fox", gid)).status == "passed"
@@ -101,7 +101,7 @@ def test_a_lobby_game_joined_left_and_joined_again_passes_its_audit() -> None:
 
 def test_a_lobby_deal_changed_by_the_store_holder_is_caught_at_its_version() -> None:
     app = memory_app()
-    gid = handlers.create_game(app, "fox", [{"name": "host"}, {"open": True}], {"target": 1},
+    gid = creation.create_game(app, "fox", [{"name": "host"}, {"open": True}], {"target": 1},
                                seed="lobby-forged").game_id  # fmt: skip
     join(app, "fox", gid, 1, "guest")
     forged = copy.deepcopy(play_out(app, "fox", gid))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import handlers
+from shared.app import commands, creation
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
 from shared.app.playout import play
@@ -169,12 +169,12 @@ def test_an_export_replays_to_the_live_games_digest(game: str, seats: int) -> No
     app = bootstrap(Settings(), backend="memory", clock=FixedClock(),
                     dispatcher=lambda a: InlineDispatcher().bind(a))  # fmt: skip
     options = {"target": 1} if game == "fox" else {}
-    created = handlers.create_game(app, game, [{"bot": "random"}] * seats, options)
+    created = creation.create_game(app, game, [{"bot": "random"}] * seats, options)
     bus = app.ports.bus
     assert isinstance(bus, MemoryCommandBus)
     while queued := bus.take(game):
         for fields in queued:
-            handlers.decide_command(app, CommandMessage.from_fields(fields))
+            commands.decide_command(app, CommandMessage.from_fields(fields))
     live = app.load(created.game_id)
     export = [e.to_dict() for e in app.ports.store.read(created.game_id)]
     report = audit("exported-copy", export)

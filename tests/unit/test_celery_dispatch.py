@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.celery_client import QUEUE, SEARCH_QUEUE, CeleryDispatcher
-from shared.app import handlers
+from shared.app import creation
 from shared.bootstrap import bootstrap
 from shared.config import Settings
 
@@ -28,7 +28,7 @@ def test_a_search_bot_move_goes_to_the_search_queue() -> None:
     seats = [{"bot": "ismcts", "iterations": 5}, {"bot": "heuristic"}]
     seen = set()
     for seed in range(40):  # either seat may lead: see both
-        handlers.create_game(app, "fox", seats, seed=f"q{seed}")
+        creation.create_game(app, "fox", seats, seed=f"q{seed}")
         (name, args, queue) = client.sent[-1]
         assert name == "bots.move"
         assert queue == (SEARCH_QUEUE if args[1] == 0 else QUEUE), args

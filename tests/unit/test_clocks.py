@@ -11,13 +11,14 @@ import pytest
 from shared import games
 from shared.adapters.memory import FixedClock, MemoryCommandBus
 from shared.app import bots as bot_registry
-from shared.app import handlers, queries
+from shared.app import clocks, commands, creation, queries, results
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
 from shared.audit import audit
 from shared.bootstrap import bootstrap
 from shared.config import Settings
+from shared.events import SERVICE_EVENTS
 from shared.games.errors import GameError
 from shared.match import clock
 from shared.match.projections import AUDITOR, visible_events
@@ -37,7 +38,7 @@ def drain(app: App, game: str) -> list[dict[str, Any]]:
     outcomes = []
     while queued := bus.take(game):
         for fields in queued:
-            outcomes.append(handlers.decide_command(app, CommandMessage.from_fields(fields)))
+            outcomes.append(commands.decide_command(app, CommandMessage.from_fields(fields)))
     return outcomes
 
 
@@ -53,7 +54,7 @@ def events(app: App, gid: str, after: int = 0) -> list[Any]:
 
 def send(app: App, gid: str, seat: int, body: dict[str, Any], cid: str) -> dict[str, Any]:
     game = public(app, gid)["game"]
-    handlers.submit_command(
+    commands.submit_command(
         app, CommandMessage(command_id=cid, game_id=gid, seat=seat, body=body), game
     )
     outcomes = drain(app, game)
@@ -73,9 +74,9 @@ def log_as(app: App, gid: str, reader: int | str | None) -> list[dict[str, Any]]
 
 
 def fire(app: App, game: str) -> list[str]:
-    sent = handlers.fire_due_deadlines(app)
+    fired = clocks.fire_due_deadlines(app)
     drain(app, game)
-    return sent
+    return fired.timeouts
 
 
 def seat_clock(app: App, gid: str, seat: int) -> dict[str, Any]:
@@ -83,7 +84,7 @@ def seat_clock(app: App, gid: str, seat: int) -> dict[str, Any]:
 
 
 def fox(app: App, spec: dict[str, Any] | None = None) -> tuple[str, list[str | None]]:
-    created = handlers.create_game(
+    created = creation.create_game(
         app,
         "fox",
         [{"name": "a"}, {"name": "b"}],
@@ -131,12 +132,12 @@ def test_a_due_deadline_times_out_once_and_the_bot_moves_for_the_seat() -> None:
     assert log[0].type == "turn_timed_out" and log[0].data["seat"] == seat
     assert log[0].data["at_ms"] >= log[0].data["deadline_ms"]
     assert log[0].command["type"] == "time_out" and "move" in log[0].command
-    assert any(e.type not in handlers.SERVICE_EVENTS for e in log)  # the bot's move
+    assert any(e.type not in SERVICE_EVENTS for e in log)  # the bot's move
     assert seat_clock(app, gid, seat)["timeouts_in_a_row"] == 1
     # The scheduler runs again (a second process, a retry): the same deadline fires no more.
     t.advance(3)
     version = public(app, gid)["version"]
-    handlers.submit_command(
+    commands.submit_command(
         app,
         CommandMessage(
             command_id=f"timeout-{seat}-{armed}",
@@ -209,7 +210,7 @@ def test_three_time_outs_in_a_row_hand_the_seat_to_the_timeout_bot() -> None:
     assert outcome is not None
     assert audit(gid, log_as(app, gid, AUDITOR)).status == "passed"
     # A player's game that bots finished is not a bots' game: the leaderboard leaves it out.
-    assert handlers.rating_update(app.load(gid), outcome) is None
+    assert results.rating_update(app.load(gid), outcome) is None
 
 
 def test_a_seat_that_acts_itself_starts_its_count_again() -> None:
@@ -229,7 +230,7 @@ def test_a_seat_that_acts_itself_starts_its_count_again() -> None:
 
 def test_simultaneous_phases_give_every_seat_its_own_deadline() -> None:
     app, t = clocked_app()
-    created = handlers.create_game(
+    created = creation.create_game(
         app, "skye", [{"name": "a"}, {"name": "b"}, {"name": "c"}], seed="sim", clock_spec=CLOCK
     )
     gid = created.game_id
@@ -275,7 +276,7 @@ def test_forfeit_on_time_out_resigns_the_seat_and_the_other_wins() -> None:
 @pytest.mark.parametrize("game", ["fox", "skye"])
 def test_resigning_a_two_seat_game_ends_it_at_once(game: str) -> None:
     app, _ = clocked_app()
-    created = handlers.create_game(app, game, [{"name": "a"}, {"name": "b"}], seed="r")
+    created = creation.create_game(app, game, [{"name": "a"}, {"name": "b"}], seed="r")
     gid = created.game_id
     to_act = public(app, gid)["to_act"]
     idle = 1 if 1 not in to_act else 1 - to_act[0]  # resigning needs no turn
@@ -300,7 +301,7 @@ def test_resigning_with_three_seats_hands_the_seat_to_a_bot_and_ranks_it_last(
     game: str, seats: int
 ) -> None:
     app, _ = clocked_app()
-    created = handlers.create_game(
+    created = creation.create_game(
         app, game, [{"name": f"p{i}"} for i in range(seats)], seed=f"resign-{game}"
     )
     gid = created.game_id
@@ -372,13 +373,13 @@ def test_the_clock_defaults_and_shows_in_every_view() -> None:
     assert {k: doc["clock"][k] for k in clock.DEFAULTS} == clock.DEFAULTS
     seat_view = queries.view(app, gid, 0)
     assert seat_view is not None and seat_view["clock"] == doc["clock"]
-    no_clock = handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}])
+    no_clock = creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}])
     assert "clock" not in public(app, no_clock.game_id)
 
 
 def test_a_timeout_bots_move_is_as_secret_as_the_seats_own() -> None:
     app, t = clocked_app()
-    created = handlers.create_game(
+    created = creation.create_game(
         app, "skye", [{"name": "a"}, {"name": "b"}], seed="secret", clock_spec=CLOCK
     )
     gid = created.game_id

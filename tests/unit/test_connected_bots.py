@@ -91,9 +91,9 @@ def bots() -> Iterator[Callable[[App, dict[str, Any], Decide], BotThread]]:
 
 def play_fox(app: App, bot_id: str) -> str:
     seats = [{"bot_id": bot_id}, {"bot": "random"}]
-    from shared.app import handlers
+    from shared.app import creation
 
-    created = handlers.create_game(app, "fox", seats, {"target": 1}, seed="fixed-seed")
+    created = creation.create_game(app, "fox", seats, {"target": 1}, seed="fixed-seed")
     drain(app, "fox")
     return created.game_id
 

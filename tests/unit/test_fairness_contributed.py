@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import handlers, queries
+from shared.app import commands, creation, queries
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -31,14 +31,14 @@ def memory_app() -> App:
 
 
 def send(app: App, gid: str, seat: int, body: dict[str, Any], cid: str) -> dict[str, Any]:
-    outcome = handlers.decide_command(
+    outcome = commands.decide_command(
         app, CommandMessage(command_id=cid, game_id=gid, seat=seat, body=body)
     )
     bus = app.ports.bus
     assert isinstance(bus, MemoryCommandBus)
     while queued := bus.take("fox"):  # the bots' moves, as a worker decides them
         for fields in queued:
-            handlers.decide_command(app, CommandMessage.from_fields(fields))
+            commands.decide_command(app, CommandMessage.from_fields(fields))
     return outcome
 
 
@@ -54,7 +54,7 @@ def view(app: App, gid: str, seat: int | None) -> dict[str, Any]:
 
 def test_the_game_waits_for_every_client_seed_then_deals_from_their_mix() -> None:
     app = memory_app()
-    created = handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], {"target": 1},
+    created = creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], {"target": 1},
                                    seed=SEED, fairness_mode=fairness.CONTRIBUTED)  # fmt: skip
     gid = created.game_id
     waiting = view(app, gid, 0)
@@ -92,7 +92,7 @@ def test_the_game_waits_for_every_client_seed_then_deals_from_their_mix() -> Non
 
 def finished_contributed_game() -> tuple[App, str]:
     app = memory_app()
-    created = handlers.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}], {"target": 1},
+    created = creation.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}], {"target": 1},
                                    seed=SEED, fairness_mode=fairness.CONTRIBUTED)  # fmt: skip
     gid = created.game_id
     assert view(app, gid, None)["fairness"]["waiting_for"] == [0]  # a bot sends no seed
@@ -156,6 +156,6 @@ def test_the_bots_draw_from_the_mixed_seed() -> None:
 
 def test_contributed_fairness_needs_a_human_seat() -> None:
     with pytest.raises(GameError) as info:
-        handlers.create_game(memory_app(), "fox", [{"bot": "random"}] * 2,
+        creation.create_game(memory_app(), "fox", [{"bot": "random"}] * 2,
                              fairness_mode=fairness.CONTRIBUTED)  # fmt: skip
     assert "fairness" in info.value.errors

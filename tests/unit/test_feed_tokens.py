@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import islice
 
 from services.gateway import feed
-from shared.app import handlers, queries
+from shared.app import creation, queries
 from shared.app.context import App
 from shared.app.messages import token_hash
 from shared.app.ports import GameEntry
@@ -18,7 +18,7 @@ KEYS = queries.Keys(organizers=frozenset({"org"}), auditors=frozenset({"aud"}))
 
 def fox_game() -> tuple[App, str, list[str]]:
     app = bootstrap(Settings(), backend="memory")
-    created = handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], seed="feed")
+    created = creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], seed="feed")
     tokens = [t for t in created.tokens if t is not None]
     return app, created.game_id, tokens
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import MemoryCommandBus
-from shared.app import handlers, queries
+from shared.app import commands, creation, finalize, projecting, queries
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.errors import AppError
@@ -31,7 +31,7 @@ def drain(app: App, game: str) -> list[dict[str, Any]]:
     outcomes = []
     while queued := bus.take(game):
         for fields in queued:
-            outcomes.append(handlers.decide_command(app, CommandMessage.from_fields(fields)))
+            outcomes.append(commands.decide_command(app, CommandMessage.from_fields(fields)))
     return outcomes
 
 
@@ -42,7 +42,7 @@ def public(app: App, gid: str) -> dict[str, Any]:
 
 
 def fox_game(app: App, seed: str = "scenario") -> tuple[str, list[str | None]]:
-    created = handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], seed=seed)
+    created = creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], seed=seed)
     return created.game_id, created.tokens
 
 
@@ -56,7 +56,7 @@ def given_the_seat_to_act(app: App, gid: str) -> tuple[int, dict[str, Any]]:
 def send(
     app: App, gid: str, seat: int, body: dict[str, Any], cid: str, expected: int | None = None
 ) -> dict[str, Any]:
-    handlers.submit_command(
+    commands.submit_command(
         app,
         CommandMessage(
             command_id=cid, game_id=gid, seat=seat, body=body, expected_version=expected
@@ -136,7 +136,7 @@ def test_a_command_id_reused_with_another_body_is_refused_and_the_first_stands()
 
 def test_a_command_for_no_game_is_refused_as_not_found() -> None:
     app = memory_app()
-    outcome = handlers.decide_command(
+    outcome = commands.decide_command(
         app, CommandMessage(command_id="c", game_id="nope", seat=0, body={"type": "play"})
     )
     assert outcome["error"]["code"] == "game/not_found"
@@ -144,7 +144,7 @@ def test_a_command_for_no_game_is_refused_as_not_found() -> None:
 
 def test_a_finished_game_refuses_commands_reveals_its_seed_and_is_finalized_once() -> None:
     app = memory_app(bots=True)
-    gid = handlers.create_game(app, "fox", [{"bot": "random"}] * 2, {"target": 1}).game_id
+    gid = creation.create_game(app, "fox", [{"bot": "random"}] * 2, {"target": 1}).game_id
     for _ in range(1000):
         if public(app, gid)["outcome"] is not None:
             break
@@ -154,9 +154,9 @@ def test_a_finished_game_refuses_commands_reveals_its_seed_and_is_finalized_once
     assert queries.list_games(app, finished=True) == [gid]
     result = app.ports.directory.result(gid)
     assert result is not None and result["outcome"] == public(app, gid)["outcome"]
-    assert handlers.finalize_game(app, gid) == "ok"  # again: the first result stays
+    assert finalize.finalize_game(app, gid) == "ok"  # again: the first result stays
     assert app.ports.directory.result(gid) == result
-    outcome = handlers.decide_command(
+    outcome = commands.decide_command(
         app, CommandMessage(command_id="late", game_id=gid, seat=0, body={"type": "keep_decree"})
     )
     assert outcome["error"]["code"] == "game/over"
@@ -169,7 +169,7 @@ def test_rebuilding_writes_the_same_projections() -> None:
     send(app, gid, seat, command, "c1")
     before = [app.ports.read_models.read(gid, s) for s in (0, 1, None)]
     fresh = App(ports=app.ports)  # a new process: nothing cached
-    handlers.rebuild_projections(fresh, gid)
+    projecting.rebuild_projections(fresh, gid)
     assert [app.ports.read_models.read(gid, s) for s in (0, 1, None)] == before
 
 
@@ -210,7 +210,7 @@ def test_a_store_fault_propagates_so_the_worker_can_retry() -> None:
 
     app.ports.store.append = broken  # type: ignore[method-assign]
     with pytest.raises(ConnectionError):
-        handlers.decide_command(
+        commands.decide_command(
             app, CommandMessage(command_id="c", game_id=gid, seat=seat, body=command)
         )
     assert app.ports.bus.outcome(gid, "c") is None  # the client was told nothing
@@ -218,13 +218,13 @@ def test_a_store_fault_propagates_so_the_worker_can_retry() -> None:
 
 def test_a_seat_takes_only_the_commands_of_whoever_plays_it() -> None:
     app = memory_app()
-    gid = handlers.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}]).game_id
+    gid = creation.create_game(app, "fox", [{"name": "a"}, {"bot": "random"}]).game_id
     for seat in (0, 1):
         view = queries.view(app, gid, seat)
         assert view is not None
         body = (view["legal_commands"] or [{"type": "keep_decree"}])[0]
         wrong = f"bot-{seat}-{view['version']}" if seat == 0 else "a-human-id"
-        outcome = handlers.decide_command(
+        outcome = commands.decide_command(
             app, CommandMessage(command_id=wrong, game_id=gid, seat=seat, body=body)
         )
         assert outcome["error"]["code"] == "move/not_your_turn", outcome

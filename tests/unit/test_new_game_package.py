@@ -16,7 +16,7 @@ from schemathesis.specs.openapi.converter import to_json_schema
 
 from shared import games
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import catalogue, handlers, queries, tournaments
+from shared.app import catalogue, commands, creation, queries, tournament_views, tournaments
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -53,7 +53,7 @@ def drain(app: App) -> list[dict[str, Any]]:
     while queued := bus.take(GAME):
         for fields in queued:
             message = CommandMessage.from_fields(fields)  # type: ignore[arg-type]
-            outcomes.append(handlers.decide_command(app, message))
+            outcomes.append(commands.decide_command(app, message))
     return outcomes
 
 
@@ -64,7 +64,7 @@ def view(app: App, gid: str, seat: int | None) -> dict[str, Any]:
 
 
 def send(app: App, gid: str, seat: int, body: dict[str, Any], cid: str) -> dict[str, Any]:
-    handlers.submit_command(app, CommandMessage(command_id=cid, game_id=gid, seat=seat,
+    commands.submit_command(app, CommandMessage(command_id=cid, game_id=gid, seat=seat,
                                                 body=body), GAME)  # fmt: skip
     (outcome,) = drain(app)
     return outcome
@@ -114,7 +114,7 @@ def test_two_players_play_it_by_commands_and_never_see_the_other_card_before_a_s
     kuhn: Any,
 ) -> None:
     app = memory_app()
-    created = handlers.create_game(app, GAME, [{"name": "ana"}, {"name": "bob"}], {"hands": 3},
+    created = creation.create_game(app, GAME, [{"name": "ana"}, {"name": "bob"}], {"hands": 3},
                                    seed="kuhn-humans")  # fmt: skip
     gid = created.game_id
     check = validator(kuhn)
@@ -192,7 +192,7 @@ def test_two_players_play_it_by_commands_and_never_see_the_other_card_before_a_s
 def test_a_heuristic_bot_plays_a_search_bot_to_the_end_and_the_export_passes_the_audit() -> None:
     app = memory_app(bots=True)
     seats: list[dict[str, Any]] = [{"bot": "heuristic"}, {"bot": "ismcts", "iterations": 50}]
-    gid = handlers.create_game(app, GAME, seats, {"hands": 4}, seed="kuhn-bots").game_id
+    gid = creation.create_game(app, GAME, seats, {"hands": 4}, seed="kuhn-bots").game_id
     for _ in range(200):
         if view(app, gid, None)["outcome"] is not None:
             break
@@ -227,11 +227,11 @@ def test_a_round_robin_of_random_against_heuristic_finishes_with_standings() -> 
     body = {"game": GAME, "entrants": [{"bot": "random"}, {"bot": "heuristic"}], "games": 6,
             "format": "round_robin", "seed": "kuhn-tournament", "options": {"hands": 5}}  # fmt: skip
     tid, _plan = tournaments.create_tournament(app, body, max_games=100)
-    doc = tournaments.tournament_doc(app, tid)
+    doc = tournament_views.tournament_doc(app, tid)
     assert doc["status"] == "finished" and doc["progress"] == {"done": 6, "total": 6}
     assert sum(r["games"] for r in doc["standings"]) == 12  # two seats a game
     assert 0 < sum(r["wins"] for r in doc["standings"]) <= 12  # a tied game has two winners
-    assert {r["bot"] for r in tournaments.ratings_doc(app, GAME)["ratings"]} == {
+    assert {r["bot"] for r in tournament_views.ratings_doc(app, GAME)["ratings"]} == {
         "random",
         "heuristic",
     }
@@ -256,9 +256,9 @@ def test_its_options_are_checked() -> None:
     for options, field in (({"hands": 0}, "hands"), ({"hands": 21}, "hands"),
                            ({"hands": True}, "hands"), ({"blinds": 1}, "blinds")):  # fmt: skip
         with pytest.raises(Exception) as refused:
-            handlers.create_game(app, GAME, two, options)
+            creation.create_game(app, GAME, two, options)
         assert getattr(refused.value, "code", None) == "options/invalid"
         assert field in getattr(refused.value, "errors", {}), options
     with pytest.raises(Exception) as three:
-        handlers.create_game(app, GAME, [*two, {"name": "cyd"}])
+        creation.create_game(app, GAME, [*two, {"name": "cyd"}])
     assert getattr(three.value, "code", None) == "options/invalid"

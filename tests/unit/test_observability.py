@@ -15,13 +15,14 @@ import pytest
 import redis
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, generate_latest
 
-import shared.adapters.redis_consumer as consumer_module
+import services.worker.consumer as consumer_module
 from services.bots import celery_app, observe, tasks
 from services.gateway.app import create_app
 from services.gateway.ready import readiness
 from shared import keys, logs
 from shared.adapters import metrics
 from shared.adapters.redis_consumer import heartbeat_key
+from shared.app.bot_moves import BotMove, Moved
 from shared.app.messages import CommandMessage
 from shared.bootstrap import bootstrap
 from shared.config import Settings
@@ -199,10 +200,10 @@ def test_celery_signals_count_outcomes_and_time() -> None:
 
 
 def test_bot_outcomes_are_a_few_labels() -> None:
-    assert tasks.bot_outcome("bot-1-12") == "submitted"
-    assert tasks.bot_outcome("stale") == "stale"
-    assert tasks.bot_outcome("nothing to do") == "idle"
-    assert tasks.bot_outcome("no such game") == "missing"
+    assert tasks.bot_outcome(BotMove.sent("bot-1-12")) == "submitted"
+    assert tasks.bot_outcome(BotMove(Moved.STALE)) == "stale"
+    assert tasks.bot_outcome(BotMove(Moved.IDLE)) == "idle"
+    assert tasks.bot_outcome(BotMove(Moved.MISSING)) == "missing"
 
 
 def test_celery_runs_tasks_late_one_at_a_time_within_the_visibility_timeout() -> None:
@@ -275,7 +276,7 @@ def test_the_worker_counts_outcomes_and_logs_with_the_command_ids(
             raise redis.ConnectionError("redis went away")
         return next(outcomes)
 
-    monkeypatch.setattr(consumer_module.handlers, "decide_command", decide)
+    monkeypatch.setattr(consumer_module.commands, "decide_command", decide)
     forgotten: list[str] = []
     app = SimpleNamespace(forget=forgotten.append)
     consumer = consumer_module.StreamConsumer(fake, app, "skull")  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from typing import Any
 from services.gateway import openapi_contract as contract
 from services.gateway.openapi_dump import spec
 from shared.adapters.memory import FixedClock
-from shared.app import handlers, queries, tournaments
+from shared.app import commands, creation, queries, tournament_views, tournaments
 from shared.app.messages import CommandMessage
 from shared.bootstrap import bootstrap
 from shared.config import Settings
@@ -53,11 +53,11 @@ def test_the_examples_have_the_shape_of_real_answers() -> None:
     }
     tid, _ = tournaments.create_tournament(app, body, max_games=100)
     tournaments.play_games(app, tid, [0, 1])
-    _same_shape(contract.TOURNAMENT_EXAMPLE, tournaments.tournament_doc(app, tid))
-    listed = {"tournaments": tournaments.list_tournaments(app)}
+    _same_shape(contract.TOURNAMENT_EXAMPLE, tournament_views.tournament_doc(app, tid))
+    listed = {"tournaments": tournament_views.list_tournaments(app)}
     _same_shape(contract.TOURNAMENTS_EXAMPLE, listed)
 
-    gid = handlers.create_game(
+    gid = creation.create_game(
         app, "fox", [{"name": "ana"}, {"name": "bo"}], options={"first_dealer": 1}, seed="docs"
     ).game_id
     for seat, cid in ((0, "s0-a"), (1, "s1-b")):
@@ -67,7 +67,7 @@ def test_the_examples_have_the_shape_of_real_answers() -> None:
         plain = [c for c in seen["legal_commands"] if c["card"]["rank"] not in (3, 5)]
         command = plain[0]
         message = CommandMessage(command_id=cid, game_id=gid, seat=seat, body=command)
-        assert handlers.decide_command(app, message)["status"] == "accepted"
+        assert commands.decide_command(app, message)["status"] == "accepted"
     real = queries.events(app, gid, queries.Caller("seat", 0), after=3)
     assert [e["type"] for e in real["events"]][:2] == ["card_played", "card_played"]
     _same_shape(contract.EVENTS_EXAMPLE, real)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import MemoryCommandBus
-from shared.app import bots, handlers, queries, remote
+from shared.app import bots, commands, creation, queries, remote
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.errors import AppError
@@ -91,7 +91,7 @@ def drain(app: App, game: str) -> None:
     assert isinstance(bus, MemoryCommandBus)
     while queued := bus.take(game):
         for fields in queued:
-            handlers.decide_command(app, CommandMessage.from_fields(dict(fields)))  # type: ignore[arg-type]
+            commands.decide_command(app, CommandMessage.from_fields(dict(fields)))  # type: ignore[arg-type]
 
 
 def register(app: App, **extra: Any) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def register(app: App, **extra: Any) -> dict[str, Any]:
 
 def play_fox(app: App, bot_id: str, other: dict[str, Any] | None = None) -> str:
     seats = [{"bot_id": bot_id}, other or {"bot": "random"}]
-    created = handlers.create_game(app, "fox", seats, {"target": 1}, seed="fixed-seed")
+    created = creation.create_game(app, "fox", seats, {"target": 1}, seed="fixed-seed")
     drain(app, "fox")
     return created.game_id
 
@@ -239,12 +239,12 @@ def test_a_seat_spec_names_a_registered_bot_for_that_game() -> None:
     app, _ = app_with(first_legal)
     bot = register(app)
     with pytest.raises(Exception) as unknown:
-        handlers.create_game(app, "fox", [{"bot_id": "nope"}, {"bot": "random"}])
+        creation.create_game(app, "fox", [{"bot_id": "nope"}, {"bot": "random"}])
     assert "seats[0].bot_id" in unknown.value.errors  # type: ignore[attr-defined]
     with pytest.raises(Exception) as other_game:
-        handlers.create_game(app, "skull", [{"bot_id": bot["id"]}] + [{"bot": "random"}] * 2)
+        creation.create_game(app, "skull", [{"bot_id": bot["id"]}] + [{"bot": "random"}] * 2)
     assert "seats[0].bot_id" in other_game.value.errors  # type: ignore[attr-defined]
-    created = handlers.create_game(app, "fox", [{"bot_id": bot["id"], "name": "x"}, {"name": "a"}])
+    created = creation.create_game(app, "fox", [{"bot_id": bot["id"], "name": "x"}, {"name": "a"}])
     seat = queries.view(app, created.game_id, None)["seats"][0]  # type: ignore[index]
     assert seat["bot"] == "registered" and seat["bot_id"] == bot["id"] and seat["name"] == "x"
 
@@ -266,7 +266,7 @@ def test_the_key_is_shown_once_stored_as_a_hash_and_retires_its_bot_alone() -> N
     remote.retire_bot(app, bot["id"], bot["key"])
     assert remote.show_bot(app, bot["id"])["retired"] is True
     with pytest.raises(Exception) as retired:
-        handlers.create_game(app, "fox", [{"bot_id": bot["id"]}, {"name": "a"}])
+        creation.create_game(app, "fox", [{"bot_id": bot["id"]}, {"name": "a"}])
     assert "seats[0].bot_id" in retired.value.errors  # type: ignore[attr-defined]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from services.gateway.app import create_app
-from shared.app import handlers
+from shared.app import commands, creation, service_commands
 from shared.app.messages import CommandMessage
 from shared.bootstrap import bootstrap
 from shared.config import Settings
@@ -125,16 +125,16 @@ def test_names_in_any_script_still_pass(http: Any, name: str) -> None:
 def test_the_application_refuses_such_names_without_the_gateway(name: str) -> None:
     app = bootstrap(Settings(), backend="memory")
     with pytest.raises(GameError) as created:
-        handlers.create_game(app, "fox", [{"name": "a"}, {"name": name}])
+        creation.create_game(app, "fox", [{"name": "a"}, {"name": name}])
     assert "seats[1].name" in (created.value.errors or {})
     with pytest.raises(plan.PlanError) as planned:
         plan.parse({"game": "fox", "entrants": [{"bot": "random", "name": name},
                                                 {"bot": "heuristic"}], "games": 2})  # fmt: skip
     assert "entrants[0].name" in planned.value.errors
     # A join as a worker decides it (what the gateway's join endpoint sends).
-    gid = handlers.create_game(app, "fox", [{"name": "a"}, {"open": True}]).game_id
-    join = {"type": handlers.JOIN, "name": name, "token_sha256": "0" * 64}
-    handlers.submit_command(app, CommandMessage(command_id="j1", game_id=gid, seat=1, body=join),
+    gid = creation.create_game(app, "fox", [{"name": "a"}, {"open": True}]).game_id
+    join = {"type": service_commands.Join.TYPE, "name": name, "token_sha256": "0" * 64}
+    commands.submit_command(app, CommandMessage(command_id="j1", game_id=gid, seat=1, body=join),
                             "fox")  # fmt: skip
     (outcome,) = drain(app, "fox")
     assert outcome["status"] == "rejected" and "name" in outcome["error"]["errors"], outcome

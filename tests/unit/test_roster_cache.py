@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.app import handlers, queries
+from shared.app import creation, queries
 from shared.app.context import ROSTER_TTL_S
 from shared.app.errors import AppError
 from shared.bootstrap import bootstrap
@@ -18,7 +18,7 @@ def test_a_token_dropped_by_another_process_stops_working_once_the_cached_roster
     app = bootstrap(Settings(), backend="memory")
     clock = [100.0]
     app.now = lambda: clock[0]
-    created = handlers.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], seed="roster")
+    created = creation.create_game(app, "fox", [{"name": "a"}, {"name": "b"}], seed="roster")
     tokens = [t for t in created.tokens if t is not None]
     gid = created.game_id
     assert queries.caller(app, gid, tokens[0], KEYS) == queries.Caller(queries.SEAT, 0)

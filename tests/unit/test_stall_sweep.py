@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import handlers, queries, remote
+from shared.app import bot_moves, clocks, commands, creation, projecting, queries, remote
 from shared.app.context import App
 from shared.app.messages import CommandMessage
 from shared.app.ports import WebhookAnswer
@@ -27,7 +27,7 @@ class LosingDispatcher:
     def move(self, game_id: str, seat: int, version: int, *, slow: bool = False) -> None:
         self.woken.append((game_id, seat, version))
         if not self.lose and self.app is not None:
-            handlers.play_bot_move(self.app, game_id, seat, version)
+            bot_moves.play_bot_move(self.app, game_id, seat, version)
 
     def remote(self, game_id: str, seat: int, version: int) -> None:
         self.woken.append((game_id, seat, version))
@@ -54,7 +54,7 @@ def drain(app: App, game: str) -> None:
     assert isinstance(bus, MemoryCommandBus)
     while queued := bus.take(game):
         for fields in queued:
-            handlers.decide_command(app, CommandMessage.from_fields(fields))
+            commands.decide_command(app, CommandMessage.from_fields(fields))
 
 
 def version(app: App, gid: str) -> int:
@@ -64,15 +64,15 @@ def version(app: App, gid: str) -> int:
 
 def test_a_bot_game_whose_wake_was_lost_is_woken_by_the_sweep() -> None:
     app, moment, dispatcher = setup()
-    gid = handlers.create_game(app, "fox", [{"bot": "random"}, {"bot": "random"}]).game_id
+    gid = creation.create_game(app, "fox", [{"bot": "random"}, {"bot": "random"}]).game_id
     stuck = version(app, gid)
     assert dispatcher.woken  # woken once, and the wake was lost
-    moment.advance(handlers.BOT_STALL_S - 1)
-    assert handlers.fire_due_deadlines(app) == []  # not stalled long enough yet
+    moment.advance(projecting.BOT_STALL_S - 1)
+    assert clocks.fire_due_deadlines(app) == clocks.Fired()  # not stalled long enough yet
     moment.advance(2)
     dispatcher.lose = False
-    woken = handlers.fire_due_deadlines(app)
-    assert woken and all(w.startswith(f"wake:{gid}:") for w in woken)
+    woken = clocks.fire_due_deadlines(app).woken
+    assert woken and all(w.game_id == gid for w in woken)
     drain(app, "fox")
     assert version(app, gid) > stuck  # the bot moved, and the game goes on
 
@@ -80,24 +80,24 @@ def test_a_bot_game_whose_wake_was_lost_is_woken_by_the_sweep() -> None:
 def test_a_moving_game_is_not_woken_and_a_finished_one_is_forgotten() -> None:
     app, moment, dispatcher = setup()
     dispatcher.lose = False
-    gid = handlers.create_game(app, "skull", [{"bot": "random"}] * 3).game_id
+    gid = creation.create_game(app, "skull", [{"bot": "random"}] * 3).game_id
     for _ in range(10_000):
         doc: Any = queries.view(app, gid, None)
         if doc["outcome"]:
             break
         drain(app, "skull")
         moment.advance(1)  # moving: each change moves the sweep's deadline on
-        assert handlers.fire_due_deadlines(app) == []
+        assert clocks.fire_due_deadlines(app) == clocks.Fired()
     assert queries.view(app, gid, None)["outcome"]  # type: ignore[index]
-    moment.advance(handlers.BOT_STALL_S * 2)
-    assert handlers.fire_due_deadlines(app) == []
+    moment.advance(projecting.BOT_STALL_S * 2)
+    assert clocks.fire_due_deadlines(app) == clocks.Fired()
     assert app.ports.clock.due(moment.epoch() + 10**6) == []  # nothing left to look at
 
 
 def test_the_sent_mark_comes_after_the_submit() -> None:
     app, _, _ = setup()  # the wake at creation is lost: this test plays the bot itself
     for n in range(20):  # a deal in which the bot leads
-        gid = handlers.create_game(
+        gid = creation.create_game(
             app, "fox", [{"bot": "random"}, {"name": "h"}], seed=f"mark-{n}"
         ).game_id
         doc: Any = queries.view(app, gid, None)
@@ -119,10 +119,10 @@ def test_the_sent_mark_comes_after_the_submit() -> None:
 
     bus.put = spy_put  # type: ignore[method-assign]
     bus.send_once = spy_mark  # type: ignore[method-assign]
-    assert handlers.play_bot_move(app, gid, 0, doc["version"]).startswith("bot-0-")
+    assert str(bot_moves.play_bot_move(app, gid, 0, doc["version"]).command_id).startswith("bot-0-")
     assert order == ["submit", "mark"]
     order.clear()
-    handlers.play_bot_move(app, gid, 0, doc["version"])  # a repeated wake sends nothing
+    bot_moves.play_bot_move(app, gid, 0, doc["version"])  # a repeated wake sends nothing
     assert order == []
 
 
@@ -148,12 +148,12 @@ def test_a_registered_bots_turn_lost_on_its_way_is_sent_again_by_the_sweep() -> 
     bot = remote.register_bot(app, {"name": "hook", "games": ["fox"], "transport": "webhook",
                                     "url": "http://127.0.0.1:9/"})  # fmt: skip
     seats = [{"bot_id": bot["id"]}, {"bot_id": bot["id"]}]
-    gid = handlers.create_game(app, "fox", seats).game_id
+    gid = creation.create_game(app, "fox", seats).game_id
     stuck = version(app, gid)
     assert dispatcher.woken and asked == []  # handed over, and lost
-    moment.advance(handlers.BOT_STALL_S + 1)
+    moment.advance(projecting.BOT_STALL_S + 1)
     dispatcher.lose = False
-    woken = handlers.fire_due_deadlines(app)
-    assert woken and all(w.startswith(f"wake:{gid}:") for w in woken)
+    woken = clocks.fire_due_deadlines(app).woken
+    assert woken and all(w.game_id == gid for w in woken)
     drain(app, "fox")
     assert asked[0] == stuck and version(app, gid) > stuck  # asked again, and it moved

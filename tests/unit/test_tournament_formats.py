@@ -12,7 +12,7 @@ import pytest
 
 from services import tournament_local
 from shared.adapters.memory import FixedClock
-from shared.app import tournaments
+from shared.app import tournament_views, tournaments
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.bootstrap import bootstrap
@@ -95,7 +95,7 @@ def test_bad_duel_requests_name_the_field(changes: dict[str, Any], field: str) -
 def test_an_sprt_match_stops_at_its_decision_and_drops_the_queued_games() -> None:
     app = memory_app(inline=True)
     tid, plan = tournaments.create_tournament(app, SPRT, max_games=10_000)
-    doc = tournaments.tournament_doc(app, tid, limit=1000)
+    doc = tournament_views.tournament_doc(app, tid, limit=1000)
     test = doc["sprt"]
     # Heuristic against random in one-hand Fox: far more than 10 Elo, H1 long before the cap.
     assert doc["status"] == "finished" and test["result"] == "H1"
@@ -114,7 +114,7 @@ def test_equal_bots_accept_h0() -> None:
     app = memory_app(inline=True)
     body = {**SPRT, "entrants": [{"bot": "random"}, {"bot": "random"}]}
     tid, _ = tournaments.create_tournament(app, body, max_games=10_000)
-    doc = tournaments.tournament_doc(app, tid)
+    doc = tournament_views.tournament_doc(app, tid)
     assert doc["status"] == "finished" and doc["sprt"]["result"] == "H0"
     assert doc["sprt"]["llr"] <= doc["sprt"]["lower"]
 
@@ -122,7 +122,7 @@ def test_equal_bots_accept_h0() -> None:
 def test_at_the_cap_the_match_is_finished_undecided() -> None:
     app = memory_app(inline=True)
     tid, _ = tournaments.create_tournament(app, {**SPRT, "games": 8}, max_games=10_000)
-    doc = tournaments.tournament_doc(app, tid)
+    doc = tournament_views.tournament_doc(app, tid)
     assert doc["status"] == "finished" and doc["sprt"]["result"] is None
     assert doc["sprt"]["pairs"] == 4 and doc["progress"]["done"] == 8
 
@@ -130,7 +130,7 @@ def test_at_the_cap_the_match_is_finished_undecided() -> None:
 def test_the_decision_depends_on_the_seed_not_on_the_order_batches_finish_in() -> None:
     inline = memory_app(inline=True)
     tid, plan = tournaments.create_tournament(inline, SPRT, max_games=10_000)
-    expected = tournaments.tournament_doc(inline, tid)
+    expected = tournament_views.tournament_doc(inline, tid)
     app = memory_app(inline=False)
     tid, plan = tournaments.create_tournament(app, SPRT, max_games=10_000)
     batches = [list(range(i, i + 8)) for i in range(0, 1000, 8)]
@@ -139,7 +139,7 @@ def test_the_decision_depends_on_the_seed_not_on_the_order_batches_finish_in() -
     order = batches[1:40][::-1] + [batches[0]] + batches[40:]
     for batch in order:
         tournaments.play_games(app, tid, batch)
-    doc = tournaments.tournament_doc(app, tid)
+    doc = tournament_views.tournament_doc(app, tid)
     assert doc["sprt"] == expected["sprt"]
     assert doc["standings"] == expected["standings"]
     assert doc["ratings"] == expected["ratings"]
@@ -152,7 +152,7 @@ def test_a_local_run_equals_the_service(monkeypatch: pytest.MonkeyPatch) -> None
         {"bot": "heuristic"}, {"bot": "random"}, {"bot": "random", "name": "r2"}
     ]}):  # fmt: skip
         tid, plan = tournaments.create_tournament(app, body, max_games=10_000)
-        service = tournaments.tournament_doc(app, tid)
+        service = tournament_views.tournament_doc(app, tid)
         # The worst order of arrival on two processes: the last batch first.
         monkeypatch.setattr(concurrent.futures, "as_completed", lambda fs: list(fs)[::-1])
         local = tournament_local.local_doc(plan, tournament_local.play_local(plan, jobs=2).tally)

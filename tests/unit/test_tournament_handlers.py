@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import handlers, queries, tournaments
+from shared.app import commands, creation, queries, results, tournament_views, tournaments
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.messages import CommandMessage
@@ -32,7 +32,7 @@ def memory_app(*, inline: bool) -> App:
 
 
 def doc(app: App, tid: str) -> dict[str, Any]:
-    return tournaments.tournament_doc(app, tid)
+    return tournament_views.tournament_doc(app, tid)
 
 
 def test_a_tournament_plays_every_game_and_folds_each_once() -> None:
@@ -52,7 +52,7 @@ def test_a_tournament_plays_every_game_and_folds_each_once() -> None:
         assert [s["name"] for s in view["seats"]] == [
             plan.entrants[e].name for e in plan.seating(i)
         ]
-    board = tournaments.ratings_doc(app, "fox")["ratings"]
+    board = tournament_views.ratings_doc(app, "fox")["ratings"]
     assert {r["bot"]: r["games"] for r in board} == {"heuristic": 8, "random": 8}
 
 
@@ -67,7 +67,7 @@ def test_a_game_run_twice_is_stored_once_and_counted_once() -> None:
     assert [app.ports.store.head(game_id(tid, i)) for i in range(8)] == heads
     d = doc(app, tid)
     assert d["progress"]["done"] == 8 and sum(r["games"] for r in d["standings"]) == 16
-    board = tournaments.ratings_doc(app, "fox")["ratings"]
+    board = tournament_views.ratings_doc(app, "fox")["ratings"]
     assert {r["bot"]: r["games"] for r in board} == {"heuristic": 8, "random": 8}
 
 
@@ -95,7 +95,7 @@ def test_cancel_drops_the_games_not_started() -> None:
     assert doc(app, tid)["status"] == "queued"
     tournaments.play_games(app, tid, range(4))
     assert doc(app, tid)["status"] == "running"
-    cancelled = tournaments.cancel_tournament(app, tid)
+    cancelled = tournament_views.cancel_tournament(app, tid)
     assert cancelled["status"] == "cancelled"
     assert tournaments.play_games(app, tid, range(4, 8)) == 0
     d = doc(app, tid)
@@ -107,7 +107,7 @@ def test_cancel_drops_the_games_not_started() -> None:
 def test_a_finished_tournament_stays_finished_when_cancelled() -> None:
     app = memory_app(inline=True)
     tid, _ = tournaments.create_tournament(app, FOX, max_games=100)
-    assert tournaments.cancel_tournament(app, tid)["status"] == "finished"
+    assert tournament_views.cancel_tournament(app, tid)["status"] == "finished"
 
 
 def test_a_tournament_game_is_the_live_game_with_its_seed_and_passes_the_audit() -> None:
@@ -119,13 +119,13 @@ def test_a_tournament_game_is_the_live_game_with_its_seed_and_passes_the_audit()
     # ...and the same seats and seed played live: bots woken by the service, commands through
     # the command bus and the worker's handler.
     live = memory_app(inline=True)
-    created = handlers.create_game(live, "fox", plan.seat_specs(1), plan.options,
+    created = creation.create_game(live, "fox", plan.seat_specs(1), plan.options,
                                    seed=plan.game_seed(1))  # fmt: skip
     bus = live.ports.bus
     assert isinstance(bus, MemoryCommandBus)
     while queued := bus.take("fox"):
         for fields in queued:
-            handlers.decide_command(live, CommandMessage.from_fields(fields))
+            commands.decide_command(live, CommandMessage.from_fields(fields))
     played = live.ports.store.read(created.game_id)
     assert played[-1].type == "seed_revealed"
 
@@ -266,7 +266,7 @@ def test_a_cancelled_tournament_rates_every_folded_game_in_game_order() -> None:
     running = doc(app, tid)
     assert running["status"] == "running" and running["rated_games"] == 2  # up to the gap
     assert ratings_of(running) == rated_in_order(app, tid, plan, [0, 1])
-    tournaments.cancel_tournament(app, tid)
+    tournament_views.cancel_tournament(app, tid)
     d = doc(app, tid)
     assert d["status"] == "cancelled" and d["progress"]["done"] == 4
     assert d["rated_games"] == 4
@@ -300,13 +300,13 @@ def test_a_game_whose_result_is_stored_but_not_folded_is_not_rated() -> None:
     tid, plan = tournaments.create_tournament(app, FOX, max_games=100)
     (record,) = tournaments.store_games(app, tid, plan, [0])
     with app.ports.unit():
-        app.ports.directory.record_results({record.id: handlers.result_doc(record)})
+        app.ports.directory.record_results({record.id: results.result_doc(record)})
     assert tournaments.play_games(app, tid, [1]) == 1
     running = doc(app, tid)
     assert running["rated_games"] == 0 and running["progress"]["done"] == 1
     assert ratings_of(running) == rated_in_order(app, tid, plan, [])
     # Cancelled before the batch runs again: the ratings cover the folded game alone.
-    tournaments.cancel_tournament(app, tid)
+    tournament_views.cancel_tournament(app, tid)
     assert tournaments.play_games(app, tid, [0]) == 0
     d = doc(app, tid)
     assert d["rated_games"] == 1 and ratings_of(d) == rated_in_order(app, tid, plan, [1])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import FixedClock
-from shared.app import handlers, playout, queries, tournaments
+from shared.app import playout, projecting, queries, tournaments
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.ports import GameEntry
@@ -114,7 +114,7 @@ def test_a_folded_seat_view_is_what_the_general_path_stores_for_the_game(game: s
     # The same game projected as a live game is: every view written.
     live = memory_app()
     with live.ports.unit():
-        texts = handlers.project(live, record_of(app, gid))
+        texts = projecting.project(live, record_of(app, gid))
     assert len(texts) == seats
     for seat in range(seats):
         stored = live.ports.read_models.read(gid, seat)

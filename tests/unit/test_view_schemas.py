@@ -107,7 +107,7 @@ def test_a_view_missing_a_game_field_or_with_an_unknown_one_fails() -> None:
 
 
 def test_views_before_the_deal_match_their_schema() -> None:
-    from shared.app.handlers import creation_events, seats_from_specs
+    from shared.app.opening import creation_events, seats_from_specs
     from shared.events import GENESIS_HASH, seal
     from shared.match.record import fold
 
@@ -190,7 +190,7 @@ def test_the_document_names_every_operation_and_every_link_reaches_one() -> None
 
 
 def test_views_of_a_game_with_a_clock_match_their_schema() -> None:
-    from shared.app.handlers import creation_events, seats_from_specs
+    from shared.app.opening import creation_events, seats_from_specs
     from shared.events import GENESIS_HASH, seal
     from shared.match import clock
     from shared.match.record import fold
@@ -231,20 +231,20 @@ def test_the_catalogue_view_schema_holds_real_views() -> None:
 def test_views_after_a_resignation_match_their_schema(game: str, seats: int) -> None:
     # A resigned seat (and, with two seats, an outcome without scores) as the service shows it.
     from shared.adapters.memory import MemoryCommandBus
-    from shared.app import handlers, queries
+    from shared.app import commands, creation, queries
     from shared.app.messages import CommandMessage
     from shared.bootstrap import bootstrap
     from shared.config import Settings
     from shared.match import clock
 
     app = bootstrap(Settings(), backend="memory")
-    gid = handlers.create_game(app, game, [{"name": f"p{i}"} for i in range(seats)], {}).game_id
+    gid = creation.create_game(app, game, [{"name": f"p{i}"} for i in range(seats)], {}).game_id
     seat = queries.view(app, gid, None)["to_act"][0]  # type: ignore[index]
     message = CommandMessage(command_id="r", game_id=gid, seat=seat, body={"type": clock.RESIGN})
-    handlers.submit_command(app, message, game)
+    commands.submit_command(app, message, game)
     bus = app.ports.bus
     assert isinstance(bus, MemoryCommandBus)
-    outcomes = [handlers.decide_command(app, CommandMessage.from_fields(f)) for f in bus.take(game)]
+    outcomes = [commands.decide_command(app, CommandMessage.from_fields(f)) for f in bus.take(game)]
     assert [o["status"] for o in outcomes] == ["accepted"]
     public = queries.view(app, gid, None)
     assert public is not None and public["seats"][seat].get("resigned") is True

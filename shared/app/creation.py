@@ -1,0 +1,109 @@
+"""Creating a game: validate the seats and options, seal ``game_created`` and the opening,
+register the game in the directory, append, project and wake its bots.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from shared import games
+from shared.app import bots, remote
+from shared.app.context import App
+from shared.app.messages import Created, shard_of
+from shared.app.opening import check_json_safe, creation_events, seats_from_specs
+from shared.app.ports import GameEntry
+from shared.app.projecting import publish
+from shared.events import GENESIS_HASH, seal
+from shared.games import errors as rules
+from shared.match import clock, fairness
+from shared.match.record import fold
+
+
+def create_game(
+    app: App,
+    game: str,
+    seat_specs: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any] | None = None,
+    seed: str | None = None,
+    fairness_mode: str = fairness.STANDARD,
+    listed: bool = True,
+    clock_spec: Mapping[str, Any] | None = None,
+    owner: str = "",
+) -> Created:
+    """Start a game: validate, run the engine's setup, append, project, wake bots. A game of
+    contributed fairness is only created: it is dealt when its human seats sent their client
+    seeds. ``owner``: the client creating it (``searches.client_owner``), whose share of the
+    search workers its searching bots take.
+
+    Raises KeyError for an unknown game and GameError for bad seats or options.
+    """
+    engine = games.get(game)
+    n = len(seat_specs)
+    if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
+        # "2-2 seats" reads as a typo: a fixed count is said as one number.
+        wanted = (
+            f"exactly {engine.MIN_SEATS}"
+            if engine.MIN_SEATS == engine.MAX_SEATS
+            else f"{engine.MIN_SEATS} to {engine.MAX_SEATS}"
+        )
+        raise rules.invalid_options(f"{game} needs {wanted} seats, got {n}",
+                                    seats=[f"{wanted} seats"])  # fmt: skip
+    check_json_safe(options or {})
+    opts = engine.parse_options(n, dict(options or {}))
+    seed = seed or secrets.token_hex(32)
+    game_id = secrets.token_hex(8)
+    registered = None
+    if any("bot_id" in spec for spec in seat_specs):
+        registered = remote.registered_seats(app, game, seat_specs)
+    seats, tokens = seats_from_specs(seat_specs, registered)
+    if fairness_mode not in fairness.MODES:
+        raise rules.invalid_options(
+            "unknown fairness", fairness=[f"one of {', '.join(fairness.MODES)}"]
+        )
+    if fairness_mode == fairness.CONTRIBUTED and all(s.bot and not s.open for s in seats):
+        raise rules.invalid_options(
+            "contributed fairness needs a human seat to contribute",
+            fairness=["needs at least one human seat"],
+        )
+    spec = clock.parse_clock(clock_spec, parse_bot=bots.parse_spec)
+    p = app.ports
+    at = p.clock.now()
+    envs = seal(
+        creation_events(
+            game,
+            seats,
+            opts,
+            seed,
+            fairness_mode=fairness_mode,
+            listed=listed,
+            clock_spec=spec,
+            now_ms=clock.ms_of(at),
+        ),  # fmt: skip
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="create",
+        seat=None,
+        at=at,
+        seed=seed,
+    )
+    record = fold(game_id, envs)
+    # The directory first: a game whose events exist must always have its seed and roster.
+    p.directory.register(
+        GameEntry(
+            game_id=game_id,
+            game=game,
+            seed=seed,
+            shard=shard_of(game_id, p.shards),
+            created_at=envs[0].at,
+            token_hashes=record.match.token_hashes,
+            lobby=bool(record.match.open_seats),
+            owner=owner,
+        ),
+        p.clock.epoch(),
+    )
+    p.store.append(game_id, envs, expected_version=0, command_id="create")
+    app.remember(record)
+    publish(app, record)
+    return Created(game_id=game_id, tokens=tokens, record=record)

@@ -1,0 +1,43 @@
+"""Scoring a finished game (the Celery task's work): its result written once, its bots rated
+once, a tournament's live game folded into its standings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from shared.app import tournaments
+from shared.app.context import App
+from shared.app.results import rating_update, result_doc
+from shared.match.record import GameRecord
+
+
+def finalize_game(app: App, game_id: str) -> str:
+    """Write the game's result once (the first writer wins) and rate its bots."""
+    return finalize_record(app, app.load(game_id))
+
+
+def finalize_record(app: App, record: GameRecord) -> str:
+    """``finalize_game`` for a record in hand. Both steps are idempotent: the result is
+    written once, and a game is rated once (atomically with marking it rated), so a task run
+    twice, or a crash between the two, leaves each done exactly once."""
+    outcome = record.outcome
+    if outcome is None:
+        return "not over"
+    app.ports.directory.record_result(record.id, result_doc(record))
+    rate_bots(app, record, outcome)
+    if record.match.tournament is not None:
+        # A tournament's live game (one seating a registered bot) is folded into its
+        # standings here, its result stored first; a game played whole is folded by its batch.
+        tournaments.game_finished(app, record)
+    return "ok"
+
+
+def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:
+    """Fold a finished all-bot game into its game type's ratings (``GET /v1/ratings``); False
+    when not rated (a human seat, or rated before)."""
+    update = rating_update(record, outcome)
+    if update is None:
+        return False
+    return bool(app.ports.ratings.rate(record.game, {record.id: update}))
