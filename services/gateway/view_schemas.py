@@ -311,19 +311,21 @@ def catalogue_entry(entry: dict[str, Any]) -> dict[str, Any]:
 def json_schema(game: str) -> Schema:
     """``game``'s view schema in JSON Schema (the catalogue's dialect, like its commands): null
     as a type, ``examples``; a legal command refers to the entry's ``command_schema``."""
-    out = _to_json_schema(view_schema(game))
+    out = to_json_schema(view_schema(game))
     out["properties"]["legal_commands"]["items"] = {
-        "anyOf": [{"$ref": "#/command_schema"}, _to_json_schema(CONTRIBUTE)]
+        "anyOf": [{"$ref": "#/command_schema"}, to_json_schema(CONTRIBUTE)]
     }
     return out
 
 
-def _to_json_schema(schema: Any) -> Any:
+def to_json_schema(schema: Any) -> Any:
+    """An OpenAPI 3.0 schema (``nullable``, ``example``) in JSON Schema (null as a type,
+    ``examples``), as the catalogue and the conformance suite read them."""
     if isinstance(schema, list):
-        return [_to_json_schema(s) for s in schema]
+        return [to_json_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _to_json_schema(v) for k, v in schema.items() if k not in ("discriminator",)}
+    out = {k: to_json_schema(v) for k, v in schema.items() if k not in ("discriminator",)}
     if "example" in out:
         out["examples"] = [out.pop("example")]
     if out.pop("nullable", False):

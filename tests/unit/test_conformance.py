@@ -10,6 +10,8 @@ consistency tests are the models): whatever a game is, these hold.
 * replay reproduces the state: ``evolve_all`` of every event, the fold, and the fold of the
   events through their JSON are the live state;
 * every listed legal command is accepted;
+* every view (each seat's and the public one) holds only fields its spec declares (or the
+  service's own), each matching its declared schema, in a declared phase;
 * a seat's view is blind to what it cannot know: the view of any state ``determinize`` deals
   from it is the same view (hidden facts resampled, the view unchanged).
 
@@ -23,8 +25,10 @@ from collections.abc import Iterator
 from functools import reduce
 from typing import Any
 
+import jsonschema_rs
 import pytest
 
+from services.gateway import view_schemas
 from shared import games
 from shared.bots import ismcts
 from shared.games.rng import Rng
@@ -176,3 +180,29 @@ def test_a_seats_view_is_blind_to_what_determinize_resamples(case: tuple[str, in
                 assert engine.view(dealt, seat) == view
                 checked += 1
     assert checked > 0
+
+
+# Fields an engine's view may hold that the service's view schema declares, not the game's.
+SERVICE_FIELDS = {"game", "phase", "seat", "to_act", "legal_commands", "outcome", "scores"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_views_match_the_schema_their_spec_declares(case: tuple[str, int, str]) -> None:
+    engine: Any = games.get(case[0])
+    spec = games.spec(case[0])
+    validators = {
+        name: jsonschema_rs.Draft7Validator(view_schemas.to_json_schema(schema))
+        for name, schema in spec.view_fields.items()
+    }
+    steps = _game(case).steps
+    states = [s.state for s in steps[:: max(1, len(steps) // 15)]] + [_game(case).final]
+    for state in states:
+        for seat in [None, *range(case[1])]:
+            view = engine.view(state, seat)
+            assert view["phase"] in spec.phases
+            unknown = set(view) - set(validators) - SERVICE_FIELDS
+            assert not unknown, f"undeclared view fields {sorted(unknown)}"
+            for name, value in view.items():
+                if name in validators:
+                    errors = [e.message for e in validators[name].iter_errors(value)]
+                    assert not errors, (name, errors[:3])
