@@ -15,8 +15,15 @@ rounds as the figure:
    ``ismcts.random_playout``, ``search.random_rollout`` and the default
    (``search.playout_rollout``).
 
+``--mode search`` measures only what a before/after run needs, through names every tree has
+(``ismcts.search``, the engine, the projections), so the same script times the tree before the
+kernel too: ``--views`` fixed seeded 3-seat price views (the decisions the Skye search
+searches: buying and building go to the heuristic), ``ismcts.search(view, random.Random(1),
+iterations=--iterations)`` on each, iterations per CPU second and the command chosen.
+
 Run: ``python benchmarks/bench_sim_skye.py --states 60 --views 24 --rounds 5
-[--json out.json]``. (Before/after comparisons with the tree before the kernel: issue 26's
+[--json out.json]``, or ``python benchmarks/bench_sim_skye.py --mode search --views 8
+--iterations 2000``. (Before/after comparisons with the tree before the kernel: issue 26's
 section of BENCHMARKS.md.)
 """
 
@@ -40,10 +47,17 @@ from shared.bots import ismcts  # noqa: E402
 from shared.games import skye  # noqa: E402
 from shared.games.rng import Rng  # noqa: E402
 from shared.games.skye import engine as skye_engine  # noqa: E402
-from shared.games.skye import search  # noqa: E402
 from shared.games.skye.state import replace  # noqa: E402
 from shared.games.skye.territory import Territory  # noqa: E402
-from shared.match import projections  # noqa: E402
+
+try:  # the tree before issue 27 (a before/after run) kept the projections in shared/
+    from shared.match import projections  # noqa: E402
+except ImportError:
+    from shared import projections  # type: ignore[attr-defined,no-redef]  # noqa: E402
+try:  # the tree before the kernel had no search hooks in the package (``--mode search`` only)
+    from shared.games.skye import search  # noqa: E402
+except ImportError:
+    search = None  # type: ignore[assignment]
 
 PHASES = ("prices", "buying", "building")
 ENGINE: Any = skye  # as ``shared.games.base.Engine``
@@ -224,9 +238,54 @@ def run(seats: int, states_n: int, views_n: int, iterations: int, rounds: int, s
     return out
 
 
+def price_views(seats: int, count: int, seed: int) -> list[dict[str, Any]]:
+    """``count`` fixed price views: from the seeded random games ``game_states`` plays, the
+    first price decision of each round for the first seat still to price."""
+    out: list[dict[str, Any]] = []
+    game = 0
+    while len(out) < count:
+        seen = set()
+        for state in game_states(seats, seed + 2000 + game):
+            acting = skye.to_act(state)
+            if state.phase == "prices" and acting and state.round not in seen:
+                seen.add(state.round)
+                out.append({**projections.game_view(ENGINE, state, acting[0]), "game": "skye"})
+                if len(out) == count:
+                    break
+        game += 1
+    return out
+
+
+def run_search(seats: int, views_n: int, iterations: int, seed: int) -> list[dict[str, Any]]:
+    """Iterations per CPU second of ``ismcts.search(view, random.Random(1), iterations=...)``
+    on each fixed price view (the default rollout of the tree it runs in), and its choice."""
+    out = []
+    for k, view in enumerate(price_views(seats, views_n, seed)):
+        start = time.process_time()
+        found = ismcts.search(view, random.Random(1), iterations=iterations)
+        seconds = time.process_time() - start
+        row = {
+            "view": k,
+            "round": view["round"],
+            "iterations": found.iterations,
+            "iterations_per_s": found.iterations / seconds if seconds > 0 else 0.0,
+            "command": found.command,
+        }
+        out.append(row)
+        print(
+            f"search, view {k} (round {view['round']}): {row['iterations_per_s']:,.0f} "
+            f"iterations/s ({found.iterations} iterations, chose {found.command})",
+            flush=True,
+        )
+    total = sum(r["iterations"] for r in out)
+    print(f"search: {total} iterations over {len(out)} views", flush=True)
+    return out
+
+
 def main() -> None:
     """Parses the arguments, runs both measures, prints them and writes ``--json``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--mode", choices=("all", "search"), default="all")
     parser.add_argument("--seats", type=int, default=3)
     parser.add_argument("--states", type=int, default=60, help="play-out start states")
     parser.add_argument("--views", type=int, default=24, help="search views per phase")
@@ -236,7 +295,13 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
     print(machine(), flush=True)
-    result = run(args.seats, args.states, args.views, args.iterations, args.rounds, args.seed)
+    if args.mode == "search":
+        result: dict[str, Any] = {
+            "machine": machine(),
+            "search": run_search(args.seats, args.views, args.iterations, args.seed),
+        }
+    else:
+        result = run(args.seats, args.states, args.views, args.iterations, args.rounds, args.seed)
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -236,3 +236,22 @@ def test_every_castle_has_income_and_roads(castle: str) -> None:
     assert TILES[castle].income == 5
     assert len(t.frontier()) == 4
     assert t.road_connected() == {(0, 0)}
+
+
+def test_territories_built_apart_compare_by_their_placements() -> None:
+    """Equality (the search's memo keys) is by placements, also between territories built
+    apart, and a difference in any field of any placement tells them apart."""
+    built = castle_territory("blue_castle").place("L06", -1, 0, 0)
+    again = Territory.of(*((p.tile, p.x, p.y, p.rotation) for p in built.placements))
+    assert again is not built
+    assert again == built and built == again and hash(again) == hash(built)
+    assert {again: 1}[built] == 1
+    placed = [(p.tile, p.x, p.y, p.rotation) for p in built.placements]
+    for i, field in ((-1, 1), (-1, 2), (-1, 3), (0, 0)):
+        changed = list(placed)
+        row = list(changed[i])
+        row[field] = "L07" if field == 0 else row[field] + 90
+        changed[i] = tuple(row)
+        assert Territory.of(*changed) != built
+    assert Territory.of(*placed[:-1]) != built
+    assert built != placed and built != None  # noqa: E711

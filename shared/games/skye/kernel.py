@@ -707,8 +707,11 @@ def _check_prices(p: Any, cmd: m.SetPrices) -> None:
             raise illegal("not_your_tile", f"you did not draw {tile}")
         if price < 1:
             raise illegal("price_too_low", f"{tile} needs at least 1 gold")
-    missing = sorted(drawn - {cmd.discard} - set(cmd.prices))
-    if missing:
+    # Every priced tile is drawn and not the axe (checked above), so a price is missing exactly
+    # when there are fewer prices than tiles besides the axe: the sets are built only then
+    # (each play-out prices every seat's tiles).
+    if len(cmd.prices) != len(drawn) - 1:
+        missing = sorted(drawn - {cmd.discard} - set(cmd.prices))
         raise illegal("missing_price", f"set a price on {', '.join(missing)}")
     total = sum(cmd.prices.values())
     if total > p.gold:

@@ -82,6 +82,7 @@ class Territory:
         "_roads",
         "_json",
         "_hash",
+        "_flat",
     )
 
     def __init__(self, placements: Iterable[Placement]) -> None:
@@ -109,6 +110,7 @@ class Territory:
         self._roads: frozenset[Cell] | None = None
         self._json: tuple[dict[str, int | str], ...] | None = None
         self._hash: int | None = None
+        self._flat: tuple[tuple[str, int, int, int], ...] | None = None
 
     @classmethod
     def of(cls, *placements: tuple[str, int, int, int]) -> Territory:
@@ -118,7 +120,23 @@ class Territory:
     # -- identity -------------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Territory) and self.placements == other.placements
+        if self is other:
+            return True
+        if not isinstance(other, Territory):
+            return False
+        # The search's memo keys meet equal territories built apart (a view's and a deal's)
+        # on every lookup: compared as plain tuples (in C), not placement by placement
+        # through the dataclass ``__eq__``; the cached hashes part most unequal ones first.
+        if len(self.placements) != len(other.placements) or hash(self) != hash(other):
+            return False
+        return self._plain() == other._plain()
+
+    def _plain(self) -> tuple[tuple[str, int, int, int], ...]:
+        """The placements as ``(tile, x, y, rotation)`` tuples (cached)."""
+        flat = self._flat
+        if flat is None:
+            flat = self._flat = tuple((p.tile, p.x, p.y, p.rotation) for p in self.placements)
+        return flat
 
     def __hash__(self) -> int:
         # Cached: search memo keys hash every seat's territory per play-out, and hashing the
