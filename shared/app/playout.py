@@ -3,7 +3,7 @@
 ``tabletop simulate``, tournaments and tests play games here. A game played here and the same
 commands sent through the service (same seed, same command ids, same clock) give the same
 envelopes byte for byte: both seal ``opening.creation_events`` with command id ``create``,
-decide each command with ``steps.decide_events`` at label ``v<version>``, record the command
+decide each command with ``steps.decide`` at label ``v<version>``, record the command
 in its first envelope, and let the bot at seat ``s`` draw from ``bot_random(seed, s, version)``
 with the command id ``bot-<s>-<version>``.
 """
@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import games
-from shared.app import bots
+from shared.app import bots, steps
 from shared.app.opening import created_data, creation_events, seats_from_specs
 from shared.app.steps import decide_events
 from shared.events import (
     GAME_CREATED,
     GENESIS_HASH,
-    SEED_REVEALED,
     ChainWriter,
     EncodedLog,
     Envelope,
@@ -30,9 +29,6 @@ from shared.events import (
     stored_json,
     stored_piece,
 )
-from shared.games import errors as rules
-from shared.games.base import step
-from shared.games.errors import GameError
 from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
 from shared.match.aggregate import Match, Seat
 from shared.match.aggregate import evolve as match_evolve
@@ -224,20 +220,25 @@ def _fast(
     match = Match(game=game, seats=tuple(seats), options=options, seed_sha256=seed_hash(seed))
     record = GameRecord(id="playout", match=match, version=version, head_hash="", state=state)
     outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
-    names = [s.bot or "random" for s in record.match.seats]
     listed = engine.TRAITS.lists_all_commands
+    # Per seat, whether its move is the random bot's pick from the legal commands.
+    randoms = [listed and (s.bot or "random") == "random" for s in record.match.seats]
+    decide = steps.decide
     actions = 0
-    while outcome(state) is None:
+    over = outcome(state) is not None
+    while not over:
         if actions >= max_actions:
             raise RuntimeError(f"game did not end within {max_actions} actions")
         seat = to_act(state)[0]
-        if names[seat] == "random" and listed:
+        if randoms[seat]:
             legal = legal_commands(state, seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
             command, _ = _viewed_move(engine, record.match, state, version, "", seat, seed)
-        events, state = step(engine, state, seat, command, Rng(seed, f"v{version}"))
+        # The engine's events are only counted: no JSON, no seed_revealed but its version.
+        events, state, closing = decide(engine, state, seat, command, seed, version)
         version += len(events)
+        over = closing is not None
         actions += 1
     version += 1  # seed_revealed
     final = GameRecord(
@@ -349,22 +350,22 @@ def _sealed(
     seal_command = writer.command
     event_json, command_json = _event_json, _command_json
     listed = engine.TRAITS.lists_all_commands
-    names = [s.bot or "random" for s in match.seats]
+    randoms = [listed and (s.bot or "random") == "random" for s in match.seats]
+    decide = steps.decide
     actions = 0
-    while outcome(state) is None:
+    over = outcome(state) is not None
+    while not over:
         if actions >= max_actions:
             raise RuntimeError(f"game did not end within {max_actions} actions")
         seat = to_act(state)[0]
         version = writer.version
         counted = None
-        if names[seat] == "random" and listed:
+        if randoms[seat]:
             legal = legal_commands(state, seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
         else:
             command, counted = _viewed_move(engine, match, state, version, writer.hash, seat, seed)
-        events, after = step(engine, state, seat, command, Rng(seed, f"v{version}"))
-        if not events:  # as decide_events: a bot's legal command always changes something
-            raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
+        events, state, closing = decide(engine, state, seat, command, seed, version)
         try:  # the kept JSON looked up here, not in a call: this loop is the play-out's cost
             parsed, parsed_json = command_json[command]
         except (KeyError, TypeError):
@@ -378,15 +379,15 @@ def _sealed(
                 pieces.append(event_json[e])
             except (KeyError, TypeError):
                 pieces.append(_event_doc(engine, e))
-        state = after
         # The command id ``bot-<seat>-<version>`` spelt as JSON; the command recorded in its
         # first envelope.
         seal_command(b'"bot-%d-%d"' % (seat, version), seat, clock(), parsed_json, pieces)
         if keep_commands:
             commands.append((f"bot-{seat}-{version}", seat, parsed))
         actions += 1
-    if actions:
-        writer.add(SEED_REVEALED, json_bytes({"seed": seed}))
+        if closing is not None:  # sealed with the last command's cause, as ``seal`` does
+            writer.add(closing.type, json_bytes(closing.data))
+            over = True
     played.log = writer.log  # its hash brought up to date
     played.record = GameRecord(
         id="playout",

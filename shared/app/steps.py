@@ -24,6 +24,39 @@ from shared.match.projections import view as view_of
 from shared.match.record import GameRecord, final_outcome
 
 
+def decide(
+    engine: Engine,
+    state: Any,
+    seat: int,
+    command: Any,
+    seed: str,
+    version: int,
+    *,
+    reveal: str | None = None,
+) -> tuple[list[Any], Any, NewEvent | None]:
+    """The one decide path: ``command`` by ``seat`` decided on ``state`` (a game not over) at
+    ``version`` with the randomness of label ``v<version>``. Gives (the engine's events, the
+    state after them, the ``seed_revealed`` that closes the game when they end it, revealing
+    ``reveal`` (the server seed; by default ``seed``), else None). Raises GameError: the
+    engine refuses the command, or the command changes nothing.
+
+    Live play and the audit (through ``decide_events``) and every play-out path call it; the
+    engine's events are handed back as they are so that a play-out can encode each once
+    (``playout._sealed``) or not at all (``playout._fast``). Whether the game is over before
+    is the caller's to know (a play-out's loop knows it from the step before, and checking
+    again cost the fast play-out 7%); ``decide_events`` checks it."""
+    events, after = step(engine, state, seat, command, Rng(seed, f"v{version}"))
+    if not events:
+        raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
+    if engine.outcome(after) is None:
+        return events, after, None
+    return (
+        events,
+        after,
+        NewEvent(type=SEED_REVEALED, data={"seed": seed if reveal is None else reveal}),
+    )
+
+
 def decide_events(
     engine: Engine,
     state: Any,
@@ -34,21 +67,18 @@ def decide_events(
     *,
     reveal: str | None = None,
 ) -> tuple[list[NewEvent], Any, list[Any]]:
-    """(events to append, state after them, the engine's events) for ``command`` decided at
-    ``version`` with the randomness of label ``v<version>``; ``seed_revealed`` closes a
-    finished game, revealing ``reveal`` (the server seed; by default ``seed``). Raises
+    """``decide`` spelt as the service appends it: (events to append, a finished game's
+    ``seed_revealed`` last among them; the state after them; the engine's events). Raises
     GameError."""
     if engine.outcome(state) is not None:
         raise GameError(rules.GAME_OVER, "the game is over")
-    events, state = step(engine, state, seat, command, Rng(seed, f"v{version}"))
-    if not events:
-        raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
+    events, state, closing = decide(engine, state, seat, command, seed, version, reveal=reveal)
     new = []
     for e in events:
         doc = engine.event_to_json(e)
         new.append(NewEvent(type=doc["type"], data=doc["data"]))
-    if engine.outcome(state) is not None:
-        new.append(NewEvent(type=SEED_REVEALED, data={"seed": seed if reveal is None else reveal}))
+    if closing is not None:
+        new.append(closing)
     return new, state, events
 
 
