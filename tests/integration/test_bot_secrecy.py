@@ -295,7 +295,7 @@ def test_the_skull_attack_works_on_bots_with_public_randomness(
 ) -> None:
     """The attack is real: on bots whose randomness is public it names nearly every stack."""
     leaky = PUBLIC_FORMULAS["seat:version"]
-    monkeypatch.setattr("shared.app.handlers.bot_random", lambda seed, seat, v: leaky("", seat, v))
+    monkeypatch.setattr("shared.app.bot_moves.bot_random", lambda seed, seat, v: leaky("", seat, v))
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
     played = play_bot_games(client, "skull", 4, 2, {})
