@@ -436,5 +436,8 @@ def stack_specs(
             # them; the gateway reads every one below celery_root.
             celery_env["TABLETOP_CELERY_METRICS_DIR"] = os.path.join(celery_root, node)
         specs.append(command(f"celery-{node}", argv, celery_env, BACKGROUND))
-    specs.append(command("remote-bots", [python, *REMOTE_WORKER], dict(env), BACKGROUND))
+    remote_env = dict(env)
+    if celery_root is not None:  # its turns counted beside the Celery tasks', in the gateway's sum
+        remote_env["TABLETOP_REMOTE_METRICS_DIR"] = os.path.join(celery_root, "remote")
+    specs.append(command("remote-bots", [python, *REMOTE_WORKER], remote_env, BACKGROUND))
     return specs

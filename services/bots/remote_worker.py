@@ -18,10 +18,19 @@ from gevent import monkey
 
 monkey.patch_all()  # before anything opens a socket or takes a lock
 
+import os  # noqa: E402
+
+from shared import metrics_dir  # noqa: E402
+
+# Before anything imports prometheus-client (the tasks' metrics do): under ``tabletop run`` a
+# directory below the Celery workers' root, which the gateway's /metrics sums.
+metrics_dir.adopt(os.environ.get("TABLETOP_REMOTE_METRICS_DIR"))
+
 import argparse  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import signal  # noqa: E402
+import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from typing import Any, cast  # noqa: E402
 
@@ -33,6 +42,7 @@ import redis  # noqa: E402
 from services.bots import tasks  # noqa: E402
 from services.celery_client import REMOTE_TURNS  # noqa: E402
 from shared import logs  # noqa: E402
+from shared.adapters import metrics  # noqa: E402
 from shared.config import Settings  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -72,16 +82,27 @@ def serve(
     pool.join(timeout=TURN_LIMIT_S)
 
 
+# The task name its turns are counted under (``tabletop_celery_tasks``, by state, and
+# ``tabletop_celery_task_duration_seconds``): the Celery task that played them before.
+TASK = "bots.remote"
+
+
 def _turn(play: Play, raw: bytes) -> None:
     """One turn, within its hard limit; whatever goes wrong is logged (the sweep retries)."""
+    started = time.perf_counter()
+    state = "failed"
     try:
         game_id, seat, version = json.loads(raw)
         with gevent.Timeout(TURN_LIMIT_S):
             play(str(game_id), int(seat), int(version))
+        state = "succeeded"
     except gevent.Timeout:
         log.error("registered bot's turn %s past its %s s limit", raw, TURN_LIMIT_S)
     except Exception:
         log.exception("registered bot's turn %s failed", raw)
+    finally:
+        metrics.CELERY_TASKS.labels(TASK, state).inc()
+        metrics.CELERY_LATENCY.labels(TASK).observe(time.perf_counter() - started)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

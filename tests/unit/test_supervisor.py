@@ -458,6 +458,10 @@ def test_every_process_of_the_stack_gets_a_metrics_directory_and_the_gateway_rea
     assert len(set(dirs)) == len(celery) == len(sv.CELERY_QUEUES)
     assert all(d.startswith("/run/metrics/celery/") for d in dirs)
     assert all("PROMETHEUS_MULTIPROC_DIR" not in env for env in celery)
+    # The registered bots' worker counts its turns below the same root.
+    (remote,) = [env for argv, env in started if "services.bots.remote_worker" in argv]
+    assert remote["TABLETOP_REMOTE_METRICS_DIR"] == "/run/metrics/celery/remote"
+    assert "PROMETHEUS_MULTIPROC_DIR" not in remote
 
 
 def test_without_a_metrics_root_the_children_get_the_environment_as_it_was(
