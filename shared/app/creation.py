@@ -15,10 +15,10 @@ from shared.app.messages import Created, shard_of
 from shared.app.opening import check_json_safe, creation_events, seats_from_specs
 from shared.app.ports import GameEntry
 from shared.app.projecting import publish
-from shared.events import GENESIS_HASH, seal
+from shared.events import GENESIS_HASH, NewEvent, seal
 from shared.games import errors as rules
 from shared.match import clock, fairness
-from shared.match.record import fold
+from shared.match.record import GameRecord, fold
 
 
 def create_game(
@@ -68,26 +68,39 @@ def create_game(
             fairness=["needs at least one human seat"],
         )
     spec = clock.parse_clock(clock_spec, parse_bot=bots.parse_spec)
-    p = app.ports
-    at = p.clock.now()
-    envs = seal(
-        creation_events(
-            game,
-            seats,
-            opts,
-            seed,
-            fairness_mode=fairness_mode,
-            listed=listed,
-            clock_spec=spec,
-            now_ms=clock.ms_of(at),
-        ),  # fmt: skip
-        after_version=0,
-        prev_hash=GENESIS_HASH,
-        command_id="create",
-        seat=None,
-        at=at,
-        seed=seed,
+    at = app.ports.clock.now()
+    events = creation_events(
+        game,
+        seats,
+        opts,
+        seed,
+        fairness_mode=fairness_mode,
+        listed=listed,
+        clock_spec=spec,
+        now_ms=clock.ms_of(at),
     )
+    record = open_game(app, game_id, game, events, seed, at, owner=owner)
+    return Created(game_id=game_id, tokens=tokens, record=record)
+
+
+def open_game(
+    app: App,
+    game_id: str,
+    game: str,
+    events: Sequence[NewEvent],
+    seed: str,
+    at: str,
+    *,
+    owner: str = "",
+    tournament: str = "",
+) -> GameRecord:
+    """Bring a game into being, the one way every game is: seal its opening events, register
+    it in the directory, append them, remember and publish it. A game created by a racing
+    run first makes the append raise (``StaleVersion``/``DuplicateCommand``), nothing after
+    it done."""
+    p = app.ports
+    envs = seal(events, after_version=0, prev_hash=GENESIS_HASH, command_id="create",
+                seat=None, at=at, seed=seed)  # fmt: skip
     record = fold(game_id, envs)
     # The directory first: a game whose events exist must always have its seed and roster.
     p.directory.register(
@@ -100,10 +113,11 @@ def create_game(
             token_hashes=record.match.token_hashes,
             lobby=bool(record.match.open_seats),
             owner=owner,
+            tournament=tournament,
         ),
         p.clock.epoch(),
     )
     p.store.append(game_id, envs, expected_version=0, command_id="create")
     app.remember(record)
     publish(app, record)
-    return Created(game_id=game_id, tokens=tokens, record=record)
+    return record

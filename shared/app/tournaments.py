@@ -20,13 +20,13 @@ from shared import games
 from shared.app import bots, playout
 from shared.app.bot_turns import seat_spec
 from shared.app.context import App
+from shared.app.creation import open_game
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import shard_of
 from shared.app.opening import creation_events, seats_from_specs
 from shared.app.ports import GameEntry
-from shared.app.projecting import publish
 from shared.app.results import rating_update, result_doc
-from shared.events import GENESIS_HASH, EncodedLog, Envelope, seal
+from shared.events import EncodedLog, Envelope
 from shared.match.aggregate import Seat
 from shared.match.clock import ms_of
 from shared.match.projections import projection_json, view
@@ -326,42 +326,18 @@ def create_live_game(app: App, tournament_id: str, plan: Plan, index: int) -> bo
     options = engine.parse_options(plan.players, dict(plan.options))
     seed = plan.game_seed(index)
     at = p.clock.now()
-    envs = seal(
-        creation_events(
-            plan.game,
-            seats,
-            options,
-            seed,
-            tournament={"id": tournament_id, "index": index},
-            now_ms=ms_of(at),
-        ),  # fmt: skip
-        after_version=0,
-        prev_hash=GENESIS_HASH,
-        command_id="create",
-        seat=None,
-        at=at,
-        seed=seed,
-    )
-    record = fold(gid, envs)
-    # The directory first, as for any game: a game whose events exist has its seed.
-    p.directory.register(
-        GameEntry(
-            game_id=gid,
-            game=plan.game,
-            seed=seed,
-            shard=shard_of(gid, p.shards),
-            created_at=envs[0].at,
-            token_hashes=record.match.token_hashes,
-            tournament=tournament_id,
-        ),
-        p.clock.epoch(),
+    events = creation_events(
+        plan.game,
+        seats,
+        options,
+        seed,
+        tournament={"id": tournament_id, "index": index},
+        now_ms=ms_of(at),
     )
     try:
-        p.store.append(gid, envs, expected_version=0, command_id="create")
+        open_game(app, gid, plan.game, events, seed, at, tournament=tournament_id)
     except (StaleVersion, DuplicateCommand):
         return False  # a racing run created it: its bots are woken already
-    app.remember(record)
-    publish(app, record)
     return True
 
 
