@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,23 +97,3 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> BotMove:
     submit_command(app, message, str(view["game"]))
     app.ports.bus.send_once(game_id, message.command_id, BOT_SUBMIT_TTL)
     return BotMove.sent(message.command_id)
-
-
-def submit_bot_command(
-    app: App, view: Mapping[str, Any], seat: int, version: int, command: dict[str, Any], cid: str
-) -> str:
-    """Submit a bot's ``command`` decided at ``version`` from ``view`` under ``cid``, once, as
-    ``play_bot_move`` does (pinning the version unless several seats act at once)."""
-    simultaneous = len(view["to_act"]) > 1
-    message = CommandMessage(
-        command_id=cid,
-        game_id=str(view["id"]),
-        seat=seat,
-        body=command,
-        expected_version=None if simultaneous else version,
-    )
-    if app.ports.bus.was_sent(message.game_id, cid):
-        return cid
-    submit_command(app, message, str(view["game"]))
-    app.ports.bus.send_once(message.game_id, cid, BOT_SUBMIT_TTL)
-    return cid

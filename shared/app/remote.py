@@ -316,8 +316,8 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     }
     if bot is not None:
         app.ports.bots.record(bot.bot_id, int(latency), failure)
-    # Not ``bot_moves.submit_bot_command``: its sent check was this turn's first read, and a
-    # wake repeated meanwhile that sends it too is applied once by the store (same id).
+    # No second sent check (``bot_moves.play_bot_move`` makes one): it was this turn's first
+    # read, and a wake repeated meanwhile that sends it too is applied once by the store.
     message = CommandMessage(
         command_id=cid,
         game_id=game_id,
