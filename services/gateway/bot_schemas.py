@@ -10,6 +10,15 @@ from shared import games
 from shared.app import remote
 
 
+class StrictBoolean(ma.fields.Boolean):
+    """A JSON true or false only: "yes", "1" or 1 are refused, not read as true."""
+
+    def _deserialize(self, value: object, attr: str | None, data: object, **kwargs: object) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class RegisterBotSchema(StrictSchema):
     """``POST /v1/bots``: a webhook bot (``url``) or a connected one."""
 
@@ -41,6 +50,13 @@ class RegisterBotSchema(StrictSchema):
             "description": "random (default): the random bot plays the turn; forfeit: "
             "the seat resigns"
         },  # fmt: skip
+    )
+    ladder = StrictBoolean(
+        metadata={
+            "description": "true: its all-bot games are rated on the public ladder (GET "
+            "/v1/ratings), where it is listed by name; false (default): a game seating it is "
+            "rated for no one"
+        }
     )
 
 
@@ -75,6 +91,7 @@ class BotSchema(ma.Schema):
     on_failure = ma.fields.String()
     created_at = ma.fields.String()
     retired = ma.fields.Boolean()
+    ladder = ma.fields.Boolean(metadata={"description": "whether it is on the public ladder"})
     stats = ma.fields.Nested(BotStatsSchema)
 
 

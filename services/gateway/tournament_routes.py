@@ -115,6 +115,9 @@ class Ratings(MethodView):
     @blp.arguments(schemas.RatingsQuerySchema(), location="query")
     @blp.response(200, schemas.RatingsSchema)
     def get(self, query: dict[str, Any]) -> Any:
-        """Bot specs of one game type rated (openskill Plackett-Luce) over every finished
-        all-bot game, live and tournament; best ordinal (mu - 3 sigma) first."""
+        """The public ladder: bot specs of one game type rated (openskill Plackett-Luce)
+        over every finished all-bot game, live and tournament (every format), best ordinal
+        (mu - 3 sigma) first, each with its 95% interval `mu_ci`; each setting of a bot is
+        its own row, and registered bots are on it only when they opted in (`ladder` in
+        `POST /v1/bots`). No key needed; 422 for an unknown `game`."""
         return _read(tournament_views.ratings_doc, application(), query["game"])

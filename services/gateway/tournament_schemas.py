@@ -261,10 +261,40 @@ class RatingsQuerySchema(StrictSchema):
     game = ma.fields.String(required=True, validate=validate.OneOf(games.names()))
 
 
+class LadderRowSchema(ma.Schema):
+    """One bot spec on the ladder."""
+
+    rank = ma.fields.Integer(metadata={"description": "1 for the best ordinal"})
+    bot = ma.fields.String(
+        metadata={
+            "description": "the spec's label: `heuristic`, `ismcts:budget_ms=200` (each setting "
+            "its own row), a registered bot's `bot_id=<id>`"
+        }
+    )
+    mu = ma.fields.Float(metadata={"description": "openskill Plackett-Luce skill"})
+    sigma = ma.fields.Float(metadata={"description": "its uncertainty"})
+    mu_ci = ma.fields.List(
+        ma.fields.Float(),
+        metadata={"description": "[low, high]: the 95% interval of mu, mu ± 1.96 sigma"},
+    )
+    ordinal = ma.fields.Float(metadata={"description": "mu - 3 sigma, what the rows rank by"})
+    games = ma.fields.Integer(metadata={"description": "rated games it played"})
+    bot_id = ma.fields.String(
+        allow_none=True, metadata={"description": "a registered bot's id (null: built in)"}
+    )
+    name = ma.fields.String(
+        allow_none=True, metadata={"description": "a registered bot's name (null: built in)"}
+    )
+
+
 class RatingsSchema(ma.Schema):
     """A leaderboard of bot specs over every finished all-bot game of one type."""
 
     game = ma.fields.String()
     ratings = ma.fields.List(
-        ma.fields.Dict(), metadata={"description": "bot, mu, sigma, ordinal, games"}
+        ma.fields.Nested(LadderRowSchema),
+        metadata={
+            "description": "best ordinal first: every built-in bot spec that played a rated "
+            "game, and the registered bots that opted in (`ladder`)"
+        },
     )

@@ -1,4 +1,5 @@
-"""The web page: ``/`` serves a single-page client to play, watch and replay every game.
+"""The web page: ``/`` serves a single-page client to play, watch and replay every game, and
+``/ladder`` leads to its public ladder of bots.
 
 Everything the page loads comes from this server (no CDN, no build step): its ES modules and
 style from ``services/gateway/web/`` (Preact and htm vendored under ``web/vendor/``), the
@@ -57,6 +58,15 @@ def _static(directory: Path, name: str) -> Response:
 def page() -> Response:
     """The page (one HTML shell; the lobby, boards and replay are routed in the page)."""
     return _static(WEB_DIR, "index.html")
+
+
+@web.get("/ladder")
+def ladder() -> Response:
+    """The public ladder's address: the page at its ``#/ladder`` route (``?game=`` kept when
+    it names a game type)."""
+    game = request.args.get("game")
+    query = f"?game={game}" if game in games.names() else ""
+    return Response(status=302, headers={"Location": f"/#/ladder{query}"})
 
 
 @web.get("/favicon.ico")

@@ -9,7 +9,7 @@ from typing import Any
 
 from shared.app import tournaments
 from shared.app.context import App
-from shared.app.results import rating_update, result_doc
+from shared.app.results import rating_update, registered_ids, result_doc
 from shared.match.record import GameRecord
 
 
@@ -36,8 +36,14 @@ def finalize_record(app: App, record: GameRecord) -> str:
 
 def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:
     """Fold a finished all-bot game into its game type's ratings (``GET /v1/ratings``); False
-    when not rated (a human seat, or rated before)."""
-    update = rating_update(record, outcome)
+    when not rated (a human seat, a registered bot that did not opt in, or rated before)."""
+    update = rating_update(record, outcome, ladder=ladder_bots(app, record))
     if update is None:
         return False
     return bool(app.ports.ratings.rate(record.game, {record.id: update}))
+
+
+def ladder_bots(app: App, record: GameRecord) -> list[str]:
+    """The registered bots seated in the game that opted in to the public ladder."""
+    found = (app.ports.bots.get(bot_id) for bot_id in registered_ids(record))
+    return [bot.bot_id for bot in found if bot is not None and bot.ladder]

@@ -188,6 +188,8 @@ class RegisteredBot:
     key_sha256: str
     created_at: str
     retired: bool = False
+    # Opted in to the public ladder (``GET /v1/ratings``): its all-bot games are rated there.
+    ladder: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,6 +103,9 @@ def register_bot(app: App, body: Mapping[str, Any]) -> dict[str, Any]:
     on_failure = body.get("on_failure", "random")
     if on_failure not in ON_FAILURE:
         errors["on_failure"] = [f"one of {', '.join(ON_FAILURE)}"]
+    ladder = body.get("ladder", False)
+    if not isinstance(ladder, bool):
+        errors["ladder"] = ["true or false"]
     url = body.get("url")
     if transport == WEBHOOK and not isinstance(url, str):
         errors["url"] = ["a webhook bot needs its url"]
@@ -132,6 +135,7 @@ def register_bot(app: App, body: Mapping[str, Any]) -> dict[str, Any]:
         on_failure=str(on_failure),
         key_sha256=key_hash(key),
         created_at=p.clock.now(),
+        ladder=ladder,
     )
     p.bots.add(bot, p.clock.epoch())
     return {**bot_doc(bot), "key": key}
@@ -148,6 +152,7 @@ def bot_doc(bot: RegisteredBot, stats: Mapping[str, Any] | None = None) -> dict[
         "on_failure": bot.on_failure,
         "created_at": bot.created_at,
         "retired": bot.retired,
+        "ladder": bot.ladder,
     }
     if bot.url is not None:
         doc["url"] = bot.url

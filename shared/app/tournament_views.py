@@ -168,8 +168,16 @@ def cancel_tournament(app: App, tournament_id: str) -> dict[str, Any]:
     return tournament_doc(app, tournament_id, limit=1)
 
 
+# A registered bot's rating label (``spec_label``): ``bot_id=<id>``.
+_REGISTERED_LABEL = "bot_id="
+
+
 def ratings_doc(app: App, game: str) -> dict[str, Any]:
-    """``GET /v1/ratings?game=``: the game type's bot specs, best ordinal first."""
+    """``GET /v1/ratings?game=``: the game type's public ladder, best ordinal first. Each row
+    is a bot spec (``bot``: its label) with ``mu``, ``sigma``, the 95% interval of its skill
+    ``mu_ci`` (``mu`` ± 1.96 ``sigma``, the intervals' confidence everywhere else in the
+    API), ``ordinal``, ``games`` and ``rank``; a registered bot's row names it (``bot_id``,
+    ``name``), and one that did not opt in (``ladder``) is left out."""
     if game not in games.names():
         raise AppError(
             ErrorCode.REQUEST_INVALID,
@@ -177,15 +185,29 @@ def ratings_doc(app: App, game: str) -> dict[str, Any]:
             errors={"game": [f"one of {', '.join(games.names())}"]},
         )
     board = app.ports.ratings.board(game)
-    rows = [
-        {
-            "bot": label,
-            "mu": r["mu"],
-            "sigma": r["sigma"],
-            "ordinal": standings.ordinal(r["mu"], r["sigma"]),
-            "games": r["games"],
-        }
-        for label, r in board.items()
-    ]
+    rows = []
+    for label, r in board.items():
+        bot_id, name = None, None
+        if label.startswith(_REGISTERED_LABEL):
+            bot = app.ports.bots.get(label.removeprefix(_REGISTERED_LABEL))
+            # Rated before it could opt out (every all-bot game was), or no longer known.
+            if bot is None or not bot.ladder:
+                continue
+            bot_id, name = bot.bot_id, bot.name
+        mu, sigma = r["mu"], r["sigma"]
+        rows.append(
+            {
+                "bot": label,
+                "mu": mu,
+                "sigma": sigma,
+                "mu_ci": [mu - standings.Z95 * sigma, mu + standings.Z95 * sigma],
+                "ordinal": standings.ordinal(mu, sigma),
+                "games": r["games"],
+                "bot_id": bot_id,
+                "name": name,
+            }
+        )
     rows.sort(key=lambda r: (-r["ordinal"], r["bot"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
     return {"game": game, "ratings": rows}

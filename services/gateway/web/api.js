@@ -76,6 +76,8 @@ export const api = {
       .then((r) => r.doc),
   bots: () => call("GET", "/v1/bots?limit=100").then((r) => r.doc.bots),
   bot: (id) => call("GET", `/v1/bots/${encodeURIComponent(id)}`).then((r) => r.doc),
+  /** The public ladder of one game type ({game, ratings}); no key. */
+  ratings: (game) => call("GET", `/v1/ratings?game=${encodeURIComponent(game)}`).then((r) => r.doc),
   /** A page of the lobby's list, newest first (every status). */
   games: (cursor, limit = 100) =>
     call("GET", `/v1/games?limit=${limit}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")).then((r) => r.doc),

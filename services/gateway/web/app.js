@@ -1,7 +1,8 @@
 // The page: a lobby, a form to start a game, a board to play or watch each game live, a
 // replay of a finished game with the audit's verifier run in the page, a tournament's page and
-// a registered bot's. Routes live in the URL's fragment (#/play/<id>, #/watch/<id>,
-// #/replay/<id>, #/tournaments/<id>, #/bots/<id>), so a reload keeps the page.
+// a registered bot's, and the public ladder. Routes live in the URL's fragment (#/play/<id>,
+// #/watch/<id>, #/replay/<id>, #/tournaments/<id>, #/bots/<id>, #/ladder?game=<name>), so a
+// reload keeps the page.
 
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
@@ -19,6 +20,7 @@ import {
 } from "./api.js";
 import { Clock, OtherCommands, Result, Status, TITLES, html, seatName } from "./ui.js";
 import { BotList, BotPage } from "./bots.js";
+import { LadderPage } from "./ladder.js";
 import { TournamentList, TournamentPage } from "./tournaments.js";
 import * as fox from "./fox.js";
 import * as skull from "./skull.js";
@@ -674,6 +676,10 @@ function App() {
   } else if (route.name === "bots" && route.args[0]) {
     page = html`<${BotPage} key=${`bot-${route.args[0]}`} id=${route.args[0]} />`;
     title = `Bot ${route.args[0]} · tabletop`;
+  } else if (route.name === "ladder") {
+    const game = route.query.get("game") || "";
+    page = html`<${LadderPage} game=${game} setGame=${(g) => go(`#/ladder?game=${encodeURIComponent(g)}`)} />`;
+    title = `Ladder${game ? ` of ${TITLES[game] || game}` : ""} · tabletop`;
   } else if (route.name === "new") {
     page = html`<${NewGame} />`;
     title = "New game · tabletop";
@@ -685,7 +691,7 @@ function App() {
   }, [title]);
   return html`<header class="top">
       <a href="#/" class="brand">tabletop</a>
-      <nav aria-label="Main"><a href="#/">Lobby</a> <a href="#/new">New game</a> <a href="#/tournaments">Tournaments</a> <a href="/docs">API</a></nav>
+      <nav aria-label="Main"><a href="#/">Lobby</a> <a href="#/new">New game</a> <a href="#/tournaments">Tournaments</a> <a href="#/ladder">Ladder</a> <a href="/docs">API</a></nav>
     </header>
     <main id="main">${page}</main>`;
 }
