@@ -192,6 +192,7 @@ def test_the_bots_endpoints_follow_the_issues_contract() -> None:
             url="http://127.0.0.1:9/",
             budget_ms=500,
             on_failure="random",
+            ladder=True,
         )
         assert made == registered
         connected = client.create_bot("notebook", ["fox", "skull"], "connected")
@@ -216,6 +217,7 @@ def test_the_bots_endpoints_follow_the_issues_contract() -> None:
             "url": "http://127.0.0.1:9/",
             "budget_ms": 500,
             "on_failure": "random",
+            "ladder": True,
         },
     )
     assert seen[1][3] == {"name": "notebook", "games": ["fox", "skull"], "transport": "connected"}

@@ -330,12 +330,16 @@ class Client:
         url: str | None = None,
         budget_ms: int | None = None,
         on_failure: str | None = None,
+        ladder: bool | None = None,
     ) -> dict[str, Any]:
         """``POST /v1/bots`` (no key needed): a ``webhook`` bot with its ``url`` or a
-        ``connected`` one. The answer's ``key`` is shown this once: keep it (it signs the
+        ``connected`` one; ``ladder=True`` puts its all-bot games on the public ladder
+        (``GET /v1/ratings``). The answer's ``key`` is shown this once: keep it (it signs the
         webhook's requests, reads the connected stream and retires the bot)."""
         body: dict[str, Any] = {"name": name, "games": list(games), "transport": transport}
-        for field, value in (("url", url), ("budget_ms", budget_ms), ("on_failure", on_failure)):
+        given = (("url", url), ("budget_ms", budget_ms), ("on_failure", on_failure),
+                 ("ladder", ladder))  # fmt: skip
+        for field, value in given:
             if value is not None:
                 body[field] = value
         return self._doc("POST", "/v1/bots", body, token=None)
