@@ -92,7 +92,8 @@ def test_ismcts_on_skye_follows_the_skye_heuristic(monkeypatch: pytest.MonkeyPat
     bumped = {**bots.POLICY_VERSIONS, ("heuristic", "skye"): 2}
     monkeypatch.setattr(bots, "POLICY_VERSIONS", bumped)
     assert bots.policy_version("ismcts", "skye") == 2
-    assert bots.policy_version("ismcts", "fox") == 1
+    # Fox's search is its own (version 2: play-outs of one round, worth their match chance).
+    assert bots.policy_version("ismcts", "fox") == 2
 
 
 def test_an_older_skull_game_passes_with_its_heuristic_moves_not_re_checked(

@@ -5,6 +5,14 @@ before issue 26's conversion (the engine module, the ``shared.sim`` simulator, t
 module). Recorded games' bot moves are re-decided by audits, so the search's command and its
 statistics, the heuristic's command, the play-outs' rewards and the draws they consumed, the
 determinizer's deals and whole games' events must all stay the same, to the bit.
+
+Issue 28 changed the search on purpose (policy version 2 of Fox's ISMCTS: a play-out plays
+the current round only and is worth its scores' match chance) and wrote the pins again from
+that tree: the games' events, the heuristic's commands and the determinizer's deals are
+those of the tree before the kernel still (unchanged bytes), and so are the searches and
+play-outs of one-round games (``target`` 1), whose play-outs ended with the round already;
+the searches and play-outs of matches, and the capped play-outs (which now stop at the
+round's end), are version 2's.
 """
 
 from __future__ import annotations

@@ -92,28 +92,72 @@ def test_the_search_finds_the_hooks_and_shares_the_cap() -> None:
         assert search.rewards(done) == ismcts.rewards(done)
 
 
+def round_playout(state: Any, rand: random.Random) -> list[float]:
+    """What the rollout must give, written plainly: random legal commands (drawn as
+    ``ismcts.random_playout`` draws them) on the kernel until the round is scored, then the
+    rewards if the game is over, else each seat's match chance at the new scores."""
+    kernel = fox.FoxKernel.thaw(state)
+    rng = ismcts.FastRng(rand)
+    round_ = kernel.game.round
+    while True:
+        result = kernel.outcome()
+        if result is not None:
+            return ismcts.rewards(result)
+        if kernel.game.round != round_:
+            game = kernel.game
+            value = search.match_value(game.scores[0], game.scores[1], game.target)
+            return [value, 1.0 - value]
+        seat = kernel.to_act()[0]
+        legal = kernel.legal_commands(seat)
+        kernel.apply(seat, legal[rand._randbelow(len(legal))], rng, kernel.on)  # type: ignore[attr-defined]
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=seeds)
 def test_the_rollout_is_the_kernel_playout_move_for_move(seed: int) -> None:
-    """Given a generator that draws as ``Draws`` does, the rollout plays the very game that
-    ISMCTS's generic play-out on the kernel plays (same rewards, same draws consumed): it
-    adds nothing to the rules, only its way of drawing."""
+    """Given a generator that draws as ``Draws`` does, the rollout plays the very round that
+    a plain random play-out on the kernel plays (same value, same draws consumed): it adds
+    nothing to the rules, only its way of drawing and the value of the round's end; a game
+    of one round is ``ismcts.random_playout`` itself."""
     for i, state in enumerate(playout_states(seed)):
         ours, theirs = Twin(seed + i), Twin(seed + i)
         got = search.random_playout(state, ours)
-        assert got == ismcts.random_playout(fox, state, theirs)
+        assert got == round_playout(state, theirs)
         assert ours.getstate() == theirs.getstate()
-        assert got in REWARDS
+        assert sum(got) == 1.0 and all(0.0 <= r <= 1.0 for r in got)
+        if fox.state_fields(state).game.target == 1:
+            assert got == ismcts.random_playout(fox, state, Twin(seed + i))
+            assert got in REWARDS
 
 
-def test_a_capped_playout_is_scored_by_the_scores() -> None:
-    """A play-out cut at ``PLAYOUT_CAP`` (nobody near a target of 1000): scored by score, a
-    tie shared, as ``ismcts`` scores it."""
+def test_a_match_playout_ends_with_the_round_at_its_match_chance() -> None:
+    """In a match (here to 1000, nobody near it) a play-out stops when the round is scored:
+    its value is the match chance of the scores it reached, between 0 and 1, not a win or a
+    loss decided by rounds played at random after it."""
     state = start("cap", {"target": fox.MAX_TARGET})
+    values = set()
     for k in range(6):
         got = search.random_playout(state, Twin(k))
-        assert got == ismcts.random_playout(fox, state, Twin(k))
-        assert got in REWARDS
+        assert got == round_playout(state, Twin(k))
+        assert 0.0 < got[0] < 1.0 and got[0] + got[1] == 1.0
+        values.add(got[0])
+    assert len(values) > 1  # the rounds' scores differ, and so do their values
+
+
+def test_match_chances_are_symmetric_monotone_and_exact_at_the_end() -> None:
+    for target in (5, 16, 21, 35, fox.MAX_TARGET):
+        assert abs(search.match_value(0, 0, target) - 0.5) < 1e-9
+        for lead in (1, 5, 12):
+            ahead = search.match_value(lead, 0, target)
+            assert ahead > 0.5 or lead >= target
+            assert abs(ahead + search.match_value(0, lead, target) - 1.0) < 1e-9
+            assert ahead <= search.match_value(lead + 1, 0, target)  # more points never hurt
+    assert search.match_value(21, 20, 21) == 1.0
+    assert search.match_value(20, 22, 21) == 0.0
+    assert search.match_value(22, 22, 21) == 0.5
+    # One round to go whoever wins it: a lead of 6 (a whole round's points) is worth more
+    # there than at the start of a long match.
+    assert search.match_value(20, 14, 21) > search.match_value(6, 0, 35) > 0.5
 
 
 def statistics_states() -> list[tuple[str, Any]]:

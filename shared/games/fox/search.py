@@ -11,10 +11,13 @@ search's choices (which audits re-decide for every recorded bot move) stay what 
 
 from __future__ import annotations
 
+import functools
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from shared.games.fox.cards import SCORE_BY_TRICKS, TRICKS_PER_ROUND
 from shared.games.fox.kernel import FoxKernel, _legal
 from shared.games.fox.state import State
 
@@ -74,6 +77,60 @@ def rewards(result: Mapping[str, Any]) -> list[float]:
     return out
 
 
+# A round's points, as the match value below models them: the tricks seat 0 takes ~
+# Binomial(13, 1/2), and each of the three 7s (the Treasure) to either seat with even odds.
+# A model, not a measurement of good play: what it must get right is the shape of the
+# scoring table (3 points apart may be one trick or a whole round) and how close each seat
+# is to the target, so that a play-out worth a round's points is worth them in this match.
+def _round_model() -> tuple[tuple[int, int, float], ...]:
+    outcomes: dict[tuple[int, int], float] = {}
+    for tricks in range(TRICKS_PER_ROUND + 1):
+        p_tricks = math.comb(TRICKS_PER_ROUND, tricks) / 2**TRICKS_PER_ROUND
+        for sevens in range(4):
+            p = p_tricks * math.comb(3, sevens) / 8
+            key = (SCORE_BY_TRICKS[tricks] + sevens,
+                   SCORE_BY_TRICKS[TRICKS_PER_ROUND - tricks] + 3 - sevens)  # fmt: skip
+            outcomes[key] = outcomes.get(key, 0.0) + p
+    return tuple((a, b, p) for (a, b), p in sorted(outcomes.items()))
+
+
+_ROUND = _round_model()
+
+
+# Needs of more points than this are valued as this far from the target, their difference
+# kept (a long match's early rounds): the table stays small for any target (up to 1000).
+_HORIZON = 64
+
+
+def match_value(score0: int, score1: int, target: int) -> float:
+    """Seat 0's chance to win the match from these scores between rounds, rounds drawn from
+    the model above until a seat reaches ``target`` (most points wins; a tie, which the last
+    round's points would break, counts half)."""
+    need0, need1 = target - score0, target - score1
+    if need0 <= 0 or need1 <= 0:
+        return 1.0 if need0 < need1 else 0.0 if need0 > need1 else 0.5
+    shift = max(need0, need1) - _HORIZON
+    if shift > 0:
+        need0, need1 = need0 - shift, need1 - shift
+        if need0 <= 0 or need1 <= 0:  # a lead of more than the horizon
+            return 1.0 if need0 < need1 else 0.0
+    return _value_to_need(need0, need1)
+
+
+@functools.cache
+def _value_to_need(need0: int, need1: int) -> float:
+    """``match_value`` with each seat ``need`` points from the target (both at least 1). Every
+    round gives someone a point, so the recursion ends."""
+    total = 0.0
+    for a, b, p in _ROUND:
+        left0, left1 = need0 - a, need1 - b
+        if left0 <= 0 or left1 <= 0:
+            total += p * (1.0 if left0 < left1 else 0.0 if left0 > left1 else 0.5)
+        else:
+            total += p * _value_to_need(left0, left1)
+    return total
+
+
 def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
     """``random_playout`` with the ``shared.bots.ismcts.Rollout`` signature (``engine`` is
     ignored: it is Fox's), for ``ismcts.search`` (its default rollout for Fox)."""
@@ -81,9 +138,11 @@ def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[floa
 
 
 def random_playout(state: State, rand: random.Random) -> list[float]:
-    """Uniformly random legal commands from ``state`` to the end of the game, then the rewards
-    (1 to the sole winner, 1/2 each for a draw, else 0); after ``PLAYOUT_CAP`` moves,
-    ``[1, 0]``, ``[0, 1]`` or ``[0.5, 0.5]`` by the scores with this round's Treasure.
+    """Uniformly random legal commands from ``state`` to the end of this round, then what
+    its points are worth: the rewards if the game is over (1 to the sole winner, 1/2 each for
+    a draw, else 0), else each seat's ``match_value`` at the new scores. A match is many
+    rounds: playing the later ones at random only adds noise to what this round's play is
+    worth. (A round is at most 13 tricks of four commands: ``PLAYOUT_CAP`` is never reached.)
 
     Each move is the kernel's ``legal_commands`` listing, an index drawn with ``Draws.below``
     and the kernel's ``apply``; a deal draws through the same ``Draws``.
@@ -94,9 +153,19 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
     getrandbits = rand.getrandbits
     bits_below = _BITS_BELOW
     legal_of = _legal
+    game = kernel.game
     for _ in range(PLAYOUT_CAP):
+        if kernel.game is not game:
+            # The round was scored (a mutator replaced the game's record): the game is over,
+            # or the next round is dealt.
+            result = kernel.outcome()
+            if result is not None:
+                return rewards(result)
+            scores = kernel.game.scores
+            value = match_value(scores[0], scores[1], game.target)
+            return [value, 1.0 - value]
         seat = kernel.turn
-        if seat > 1:  # nobody to act: the game is over (a command ends a round and deals)
+        if seat > 1:  # nobody to act: a play-out from a finished game
             result = kernel.outcome()
             if result is None:
                 raise RuntimeError("fox: nobody is to act in a game that is not over")
@@ -111,14 +180,4 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
             apply(seat, legal[r], draws, on)
         else:
             apply(seat, legal[0], draws, on)
-    return _capped(kernel)
-
-
-def _capped(kernel: FoxKernel) -> list[float]:
-    """A play-out cut short: the higher score (this round's Treasure in) wins, a tie halves."""
-    scores, tally = kernel.game.scores, kernel.tally
-    score0 = scores[0] + (tally >> 12 & 15)
-    score1 = scores[1] + (tally >> 16 & 15)
-    if score0 != score1:
-        return [1.0, 0.0] if score0 > score1 else [0.0, 1.0]
-    return [0.5, 0.5]
+    raise RuntimeError("fox: a round longer than the play-out cap")

@@ -145,6 +145,9 @@ SPEC = GameSpec(
     kernel=FoxKernel,
     heuristic=bots.choose,
     search=search,
+    # 2: a play-out plays this round only and is worth the match chance of its scores
+    # (``search.match_value``), so the search plays another way from the same view.
+    policy_versions=MappingProxyType({"ismcts": 2}),
     options=MappingProxyType(OPTIONS),
     command_fields=MappingProxyType({"card": CARD_FIELD}),
     phases=tuple(PHASE_NAMES),

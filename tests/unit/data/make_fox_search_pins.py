@@ -1,7 +1,8 @@
 """Write ``fox_search_pins.json``: what Fox's bots, play-outs and rules do today, to pin them.
 
 Run once, from the tree whose behaviour is to be kept (issue 26 ran it on the tree before the
-kernel conversion)::
+kernel conversion; issue 28 again after a deliberate change of the search, see
+``test_fox_kernel_pins.py``)::
 
     .venv/bin/python -m tests.unit.data.make_fox_search_pins > tests/unit/data/fox_search_pins.json
 
