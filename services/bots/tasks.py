@@ -78,23 +78,24 @@ def bot_outcome(result: bot_moves.BotMove) -> str:
 def remote_move(game_id: str, seat: int, version: int) -> str:
     """A registered bot's turn (``remote.play_remote_move``): no Celery task, a greenlet of
     ``services/bots/remote_worker.py``, where waiting on the bot's webhook costs a greenlet,
-    not a process."""
+    not a process. Its answer in a word, as ``move``'s (``RemoteMove.label``)."""
     with logs.context(game_id=game_id, seat=seat, version=version):
         result = remote.play_remote_move(_application(), game_id, seat, version)
-        log.info("registered bot %s", result)
-    return result
+        log.info("registered bot %s", result.label)
+    return result.label
 
 
 def hint(request: dict[str, Any]) -> str:
     """Search a hint and hand the answer to the gateway waiting for it (``answered``), unless
     its deadline passed (``late``)."""
     with logs.context(game_id=request.get("game_id"), seat=request.get("seat")):
-        return searches.answer_hint(_application(), request)
+        return searches.answer_hint(_application(), request).value
 
 
 def finalize(game_id: str) -> str:
-    """Record a finished game's result once."""
-    return finalize_game(_application(), game_id)
+    """Record a finished game's result once: ``ok``, or ``not over`` (Celery keeps the
+    word)."""
+    return finalize_game(_application(), game_id).value
 
 
 def launch(tournament_id: str, send: Callable[..., Any]) -> int:

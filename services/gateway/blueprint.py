@@ -8,15 +8,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from flask import Response, current_app, request
 from flask_smorest import Blueprint
 from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
 
-from services.gateway import auth
-from services.gateway.problems import Problem
+from services.gateway import auth, schemas
+from services.gateway.problems import PROBLEM_TYPE, Problem
 from shared.app import searches
 from shared.app.context import App
 from shared.app.errors import AppError
@@ -91,6 +92,24 @@ blp = GamesBlueprint("games", __name__, description="Games, commands, views and 
 SECURITY: list[dict[str, list[str]]] = [{"bearer": []}]
 # Where an anonymous call works too (a spectator's view, a finished game's export...).
 SECURITY_OPTIONAL: list[dict[str, list[str]]] = [{}, {"bearer": []}]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def problems(described: Mapping[int, str]) -> Callable[[F], F]:
+    """Document an endpoint's own problem responses: for each status, its description and a
+    problem body (``ProblemSchema`` as ``application/problem+json``), listed in the order
+    the document gives them."""
+
+    def decorate(view: F) -> F:
+        # Decorators apply from the innermost: the last status first, as a stack written out
+        # one by one would.
+        for status, description in reversed(list(described.items())):
+            view = blp.alt_response(status, schema=schemas.ProblemSchema,
+                                    content_type=PROBLEM_TYPE, description=description)(view)  # fmt: skip
+        return view
+
+    return decorate
 
 
 def application() -> App:

@@ -25,6 +25,7 @@ from services.gateway.blueprint import (
     _token_hash,
     application,
     blp,
+    problems,
 )
 from services.gateway.problems import Problem
 from shared import games
@@ -88,17 +89,11 @@ class Commands(MethodView):
         schema=schemas.ViewSchema,
         description="with `Prefer: wait=N`: accepted, the seat's new view",
     )
-    @blp.alt_response(
-        409,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="expected_version is stale, or the game is over",
-    )
-    @blp.alt_response(
-        422,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="the rules forbid the move (`code`, `rule`), or it is malformed",
+    @problems(
+        {
+            409: "expected_version is stale, or the game is over",
+            422: "the rules forbid the move (`code`, `rule`), or it is malformed",
+        }
     )
     @blp.doc(
         security=SECURITY,
@@ -174,12 +169,7 @@ class CommandStatus(MethodView):
     """What became of a command sent without waiting."""
 
     @blp.response(200, schemas.CommandAcceptedSchema)
-    @blp.alt_response(
-        404,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="no such command of the caller's seat",
-    )
+    @problems({404: "no such command of the caller's seat"})
     @blp.doc(security=SECURITY)
     def get(self, game_id: str, command_id: str) -> Any:
         """`pending`, `accepted` (with the version) or `rejected` (with the error as a problem

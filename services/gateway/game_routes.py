@@ -20,6 +20,7 @@ from services.gateway.blueprint import (
     _read,
     application,
     blp,
+    problems,
 )
 from services.gateway.problems import Problem
 from shared import games
@@ -68,12 +69,7 @@ class Games(MethodView):
 
     @blp.arguments(schemas.ListGamesQuerySchema(), location="query")
     @blp.response(200, schemas.GameListSchema)
-    @blp.alt_response(
-        404,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="no such tournament (`tournament/not_found`)",
-    )
+    @problems({404: "no such tournament (`tournament/not_found`)"})
     def get(self, query: dict[str, Any]) -> Any:
         """Listed games, newest first: `status` `waiting` (open seats to join, or client
         seeds to come), `active` or `finished`; `game` to pick a type. Continue with

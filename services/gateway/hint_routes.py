@@ -7,7 +7,14 @@ from typing import Any
 from flask.views import MethodView
 
 from services.gateway import limits_guard, schemas
-from services.gateway.blueprint import SECURITY, _client_owner, _seat_of, application, blp
+from services.gateway.blueprint import (
+    SECURITY,
+    _client_owner,
+    _seat_of,
+    application,
+    blp,
+    problems,
+)
 from services.gateway.problems import Problem
 from shared.app import searches
 from shared.app.errors import AppError
@@ -19,25 +26,14 @@ class Suggestion(MethodView):
 
     @blp.arguments(schemas.SuggestionQuerySchema(), location="query")
     @blp.response(200, schemas.SuggestionSchema)
-    @blp.alt_response(
-        422,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="the seat has nothing to do now, or a bad bot setting",
-    )
-    @blp.alt_response(
-        429,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="`request/rate_limited`: too many hints, or this seat's last `ismcts` hint "
-        "is still being searched (one at a time); see `Retry-After`",
-    )
-    @blp.alt_response(
-        503,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="`service/unavailable`: no search worker answered within the budget and "
-        "8 s; see `Retry-After`",
+    @problems(
+        {
+            422: "the seat has nothing to do now, or a bad bot setting",
+            429: "`request/rate_limited`: too many hints, or this seat's last `ismcts` hint is "
+            "still being searched (one at a time); see `Retry-After`",
+            503: "`service/unavailable`: no search worker answered within the budget and 8 s; "
+            "see `Retry-After`",
+        }
     )
     @blp.doc(security=SECURITY)
     def get(self, query: dict[str, Any], game_id: str) -> Any:

@@ -22,6 +22,7 @@ from services.gateway.blueprint import (
     _token_hash,
     application,
     blp,
+    problems,
 )
 from services.gateway.command_routes import (
     _decided,
@@ -40,12 +41,7 @@ class Entropy(MethodView):
 
     @blp.arguments(schemas.EntropySchema())
     @blp.response(200, schemas.ViewSchema)
-    @blp.alt_response(
-        422,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="not a contributed game, or this seat's seed was sent already",
-    )
+    @problems({422: "not a contributed game, or this seat's seed was sent already"})
     @blp.doc(security=SECURITY)
     def post(self, body: dict[str, Any], game_id: str, seat: int) -> Any:
         """Send your seat's `client_seed` (its token): once every human seat has sent one the
@@ -80,12 +76,7 @@ class Join(MethodView):
 
     @blp.arguments(schemas.JoinSchema())
     @blp.response(200, schemas.JoinedSchema)
-    @blp.alt_response(
-        409,
-        schema=schemas.ProblemSchema,
-        content_type="application/problem+json",
-        description="`seat/taken`: someone joined first (of two joins at once, one wins)",
-    )
+    @problems({409: "`seat/taken`: someone joined first (of two joins at once, one wins)"})
     @blp.doc(security=SECURITY_OPTIONAL)  # no token; a key is accepted, any other is a 401
     def post(self, body: dict[str, Any], game_id: str, seat: int) -> Any:
         """Join an open seat (no token needed): answers the seat and its secret token. The

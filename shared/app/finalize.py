@@ -4,6 +4,7 @@ once, a tournament's live game folded into its standings.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,25 +14,32 @@ from shared.app.results import rating_update, registered_ids, result_doc
 from shared.match.record import GameRecord
 
 
-def finalize_game(app: App, game_id: str) -> str:
+class Finalized(enum.Enum):
+    """What came of scoring a game (its value is what the Celery task returns)."""
+
+    DONE = "ok"  # its result is written and its bots rated (now, or by a run before)
+    NOT_OVER = "not over"  # nothing to score yet
+
+
+def finalize_game(app: App, game_id: str) -> Finalized:
     """Write the game's result once (the first writer wins) and rate its bots."""
     return finalize_record(app, app.load(game_id))
 
 
-def finalize_record(app: App, record: GameRecord) -> str:
+def finalize_record(app: App, record: GameRecord) -> Finalized:
     """``finalize_game`` for a record in hand. Both steps are idempotent: the result is
     written once, and a game is rated once (atomically with marking it rated), so a task run
     twice, or a crash between the two, leaves each done exactly once."""
     outcome = record.outcome
     if outcome is None:
-        return "not over"
+        return Finalized.NOT_OVER
     app.ports.directory.record_result(record.id, result_doc(record))
     rate_bots(app, record, outcome)
     if record.match.tournament is not None:
         # A tournament's live game (one seating a registered bot) is folded into its
         # standings here, its result stored first; a game played whole is folded by its batch.
         tournaments.game_finished(app, record)
-    return "ok"
+    return Finalized.DONE
 
 
 def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:

@@ -26,7 +26,6 @@ from shared.events import (
     Envelope,
     json_bytes,
     seal,
-    stored_json,
     stored_piece,
 )
 from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
@@ -323,13 +322,10 @@ def _sealed(
     states folded from the engine's own events, and no record built but for the bots that
     read a view. ``keep_commands``: list the commands in ``commands`` too."""
     if any(s.open for s in seats):  # not dealt at its creation: the general path's creation
-        envs = _creation(game, seats, options, seed, clock, tournament)
-        start = fold("playout", envs)
+        writer = ChainWriter(seed, version=0, prev_hash=GENESIS_HASH)
+        new = creation_events(game, seats, options, seed, tournament=tournament)
+        start = fold("playout", writer.seal(new, command_id="create", seat=None, at=clock()))
         match, state = start.match, start.state
-        writer = ChainWriter(seed, version=start.version, prev_hash=start.head_hash)
-        log = writer.log
-        log.prev_hash, log.first = GENESIS_HASH, 1
-        log.raws[:0] = [stored_json(env) for env in envs]
     else:
         # What ``creation_events`` gives such a game (``game_created``, then the setup drawn
         # with label ``setup``), sealed by the writer and folded from the engine's events.

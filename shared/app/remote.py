@@ -11,6 +11,7 @@ the service makes once and keeps in Redis) can derive every key, which signing n
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import hmac
 import json
@@ -20,6 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from shared import games
@@ -259,7 +261,42 @@ def check_command(
     return out
 
 
-def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
+class RemoteMoved(enum.Enum):
+    """What came of a registered bot's turn (its value is the words its log line gives)."""
+
+    SUBMITTED = "submitted"  # its command is on the stream (now, or by a turn before)
+    PENDING = "pending"  # a connected bot's turn issued before: the task that issued it waits
+    STALE = "stale"  # the seat is not to act at that version any more
+    MISSING = "no such game"
+    NOT_REGISTERED = "not a registered bot"
+    GAME_OVER = "game over"  # its bot was told so, or not (``told``)
+
+
+class Told(enum.Enum):
+    """What came of telling a registered bot its game is over (``notify_game_over``)."""
+
+    TOLD = "told"
+    TOLD_ALREADY = "told already"  # by a turn before
+    NOTHING_TO_TELL = "nothing to tell"  # no such bot, or none that can be told
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteMove:
+    """A registered bot's turn, answered: ``moved``, the command id when it submitted one,
+    and whether its bot was told when the game was over."""
+
+    moved: RemoteMoved
+    command_id: str | None = None
+    told: Told | None = None
+
+    @property
+    def label(self) -> str:
+        """In a word, as the log gives it: the command id, else what the bot was told, else
+        ``moved``'s value."""
+        return self.command_id or (self.told or self.moved).value
+
+
+def play_remote_move(app: App, game_id: str, seat: int, version: int) -> RemoteMove:
     """A registered bot's turn: send it the seat's view, take its command or its failure's
     fallback, submit it like any bot's (``bot-<seat>-<version>``) with ``bot_turn``. Once the
     game is over, a webhook bot is told so instead (``game_over``, best effort)."""
@@ -269,26 +306,27 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     asked = f"{BOT_COMMAND_PREFIX}{seat}-{version}"
     reads = app.ports.bots.turn_reads(game_id, seat, asked, guess)
     if reads.view is None:
-        return "no such game"
+        return RemoteMove(RemoteMoved.MISSING)
     view: dict[str, Any] = json.loads(reads.view)
     spec = bots.bot_spec(view, seat)
     if spec.get("bot") != REGISTERED:
-        return "not a registered bot"
+        return RemoteMove(RemoteMoved.NOT_REGISTERED)
     bot_id = str(spec["bot_id"])
     bot = reads.bot if guess == bot_id else app.ports.bots.get(bot_id)
     if view.get("outcome"):
         _SEAT_BOTS.forget(game_id, seat)
-        return notify_game_over(app, game_id, seat, view, spec, bot)
+        told = notify_game_over(app, game_id, seat, view, spec, bot)
+        return RemoteMove(RemoteMoved.GAME_OVER, told=told)
     _SEAT_BOTS.put(game_id, seat, bot_id)
     if seat not in view["to_act"]:
-        return "stale"
+        return RemoteMove(RemoteMoved.STALE)
     simultaneous = len(view["to_act"]) > 1
     if view["version"] != version and not simultaneous:
-        return "stale"
+        return RemoteMove(RemoteMoved.STALE)
     version = int(view["version"])
     cid = f"{BOT_COMMAND_PREFIX}{seat}-{version}"
     if reads.sent if cid == asked else app.ports.bus.was_sent(game_id, cid):
-        return cid
+        return RemoteMove(RemoteMoved.SUBMITTED, cid)
     turn = turn_id(game_id, seat, version)
     body = turn_body(turn=turn, spec=spec, game_id=game_id, seat=seat, view=view)
     command: dict[str, Any] | None = None
@@ -296,7 +334,7 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     if bot is not None and not bot.retired and bot.transport == CONNECTED:
         settled = connected_turn(app, bot, turn, body)
         if settled is None:
-            return "pending"  # the task that issued this turn waits on it
+            return RemoteMove(RemoteMoved.PENDING)  # the task that issued this turn waits on it
         command, failure, latency = settled
     elif bot is None or bot.retired or bot.transport != WEBHOOK or bot.url is None:
         failure, latency = "unreachable", 0  # nothing to send to
@@ -332,7 +370,7 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> str:
     )
     submit_command(app, message, str(view["game"]))
     app.ports.bus.send_once(game_id, cid, BOT_SUBMIT_TTL)
-    return cid
+    return RemoteMove(RemoteMoved.SUBMITTED, cid)
 
 
 class _SeatBots:
@@ -460,7 +498,7 @@ def notify_game_over(
     view: Mapping[str, Any],
     spec: Mapping[str, Any],
     bot: RegisteredBot | None = None,
-) -> str:
+) -> Told:
     """Tell a webhook bot its game is over (once; its answer is ignored), or a connected
     bot, on its stream (best effort: a bot not connected then does not hear of it). ``bot``:
     the seat's bot when read already."""
@@ -469,19 +507,19 @@ def notify_game_over(
     webhook = bot is not None and bot.transport == WEBHOOK and bot.url is not None
     connected = bot is not None and bot.transport == CONNECTED
     if bot is None or not (webhook or connected):
-        return "nothing to tell"
+        return Told.NOTHING_TO_TELL
     if not app.ports.bus.send_once(game_id, f"over-{seat}", 24 * 3600):
-        return "told already"
+        return Told.TOLD_ALREADY
     doc = {"type": "game_over", "game_id": game_id, "seat": seat, "outcome": view["outcome"]}
     body = canonical_json(doc).encode()
     if connected:
         app.ports.turns.publish(bot.bot_id, body)
-        return "told"
+        return Told.TOLD
     assert bot.url is not None
     key = bot_key(app.ports.bots.secret(), bot.bot_id)
     headers = {"Content-Type": "application/json", SIGNATURE_HEADER: signature(key, body)}
     app.ports.webhooks.post(bot.url, body, headers, GAME_OVER_TIMEOUT_S)
-    return "told"
+    return Told.TOLD
 
 
 # ---- the audit ----------------------------------------------------------------------------------

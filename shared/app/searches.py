@@ -27,6 +27,7 @@ its deadline is dropped (nobody waits for it).
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import logging
@@ -169,15 +170,22 @@ def suggest(
     )  # fmt: skip
 
 
-def answer_hint(app: App, request: Mapping[str, Any]) -> str:
+class Hinted(enum.Enum):
+    """What came of a hint's search (its value is what the Celery task returns)."""
+
+    ANSWERED = "answered"
+    LATE = "late"  # its deadline had passed: nobody waits any more, nothing was searched
+
+
+def answer_hint(app: App, request: Mapping[str, Any]) -> Hinted:
     """Search a hint (on a search worker) and hand the answer to the gateway waiting for it:
-    ``answered``, or ``late`` when its deadline has passed (nobody waits any more). Either way
-    the seat's slot and the owner's ticket are given back."""
+    ``ANSWERED``, or ``LATE`` when its deadline has passed (nobody waits any more). Either
+    way the seat's slot and the owner's ticket are given back."""
     p = app.ports
     game_id, seat, hint_id = str(request["game_id"]), int(request["seat"]), str(request["hint_id"])
     try:
         if p.clock.epoch() > float(request["deadline"]):
-            return "late"
+            return Hinted.LATE
         answer: dict[str, Any]
         try:
             body = queries.suggestion(app, game_id, seat, request["spec"])
@@ -194,7 +202,7 @@ def answer_hint(app: App, request: Mapping[str, Any]) -> str:
         # as soon as it has its answer must not find its last hint still holding the slot.
         _give_back(app, request)
         p.bus.complete(game_id, _reply_id(hint_id), "", json.dumps(answer), keep=True)
-        return "answered"
+        return Hinted.ANSWERED
     finally:
         _give_back(app, request)
 

@@ -284,7 +284,7 @@ def test_a_hint_no_search_worker_answers_in_time_is_a_503(
     assert 0.4 <= took < 10, took  # the budget and the margin, not the default 30 s wait
     # The search, taken up after its deadline, is dropped: nobody waits for it any more.
     request = hints.workers.hints[0][0]
-    assert searches.answer_hint(hints.worker_app, request) == "late"
+    assert searches.answer_hint(hints.worker_app, request) is searches.Hinted.LATE
     # ... which frees the seat's slot at once.
     hints.workers.answer = True
     again = hints.http.get(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 
 import orjson
@@ -133,6 +134,62 @@ def test_the_salt_is_the_plain_hmac() -> None:
         assert event_salt(seed, 7) == expected
 
 
+def _spec_hash(prev: str, env: Envelope, seed: str) -> str:
+    """The hash as docs/fairness.md defines it, with the standard library's JSON."""
+    content = {k: v for k, v in env.to_dict().items() if k not in ("prev_hash", "hash")}
+    content["salt"] = event_salt(seed, env.version)
+    body = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(f"{prev}\n{body}".encode()).hexdigest()
+
+
+def _spec_entry(env: Envelope) -> bytes:
+    """The stored entry as the store first wrote it: the envelope's dict but ``prev_hash``."""
+    doc = env.to_dict()
+    del doc["prev_hash"]
+    return orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from(["a", "card_played", "é", 'q"x']), JSON_VALUES), max_size=4
+    ),  # fmt: skip
+    command=st.none() | st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3),
+    command_id=st.none() | st.text(max_size=12),
+    seat=st.none() | st.integers(0, 11),
+    at=st.text(max_size=30),
+    after=st.integers(0, 500),
+    seed=st.text(min_size=1, max_size=40),
+)
+def test_seal_hashes_and_stores_as_the_definition_says(
+    events: list[tuple[str, object]],
+    command: dict | None,
+    command_id: str | None,
+    seat: int | None,
+    at: str,
+    after: int,
+    seed: str,
+) -> None:
+    """Held to the written definitions, not to another spelling of the same pieces: each hash
+    is SHA-256 of the link and ``json.dumps`` of the content with its salt, each entry the
+    envelope's own dict but ``prev_hash``; the verifier agrees, and so does an envelope
+    ``replace`` made (which ``stored_json`` spells from its fields)."""
+    new = [NewEvent(type=t, data={"v": v, "k": 1}) for t, v in events]
+    envs = seal(new, after_version=after, prev_hash="ab" * 32, command_id=command_id,
+                seat=seat, at=at, seed=seed, command=command)  # fmt: skip
+    prev = "ab" * 32
+    for env in envs:
+        assert env.prev_hash == prev
+        assert env.hash == _spec_hash(prev, env, seed)
+        assert env.hash == chain_hash(prev, version=env.version, type=env.type, data=env.data,
+                                      command_id=env.command_id, seat=env.seat, at=env.at,
+                                      salt=event_salt(seed, env.version), command=env.command)  # fmt: skip
+        assert stored_json(env) == _spec_entry(env)
+        assert stored_json(dataclasses.replace(env)) == _spec_entry(env)
+        prev = env.hash
+    assert [e.command for e in envs] == [command, *[None] * len(envs)][: len(envs)]
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     events=st.lists(st.tuples(st.sampled_from(["a", "card_played", "é"]), JSON_VALUES), max_size=5),
@@ -172,7 +229,7 @@ def test_the_chain_writer_seals_as_seal_does(
     assert writer.log.envelopes() == expected
     # What the store keeps: the envelope's fields but prev_hash, in the store's own spelling.
     assert [orjson.loads(raw) for _v, raw in writer.log.entries] == [
-        orjson.loads(stored_json(e)) for e in expected
+        orjson.loads(_spec_entry(e)) for e in expected
     ]
     assert [v for v, _raw in writer.log.entries] == [e.version for e in expected]
     assert (writer.version, writer.hash, writer.log.hash) == (
@@ -212,7 +269,7 @@ def test_the_chain_writer_stores_a_whole_log_byte_for_byte(
     seed: str,
 ) -> None:
     """Several commands, each begun anew (time, seat and id changing), and envelopes before
-    any ``begin``: the stored bytes are ``stored_json``'s of what ``seal`` seals (the data's
+    any ``begin``: the stored bytes are the entries of what ``seal`` seals (the data's
     keys sorted, as the writer is handed them)."""
     writer = ChainWriter(seed, version=after, prev_hash="ab" * 32)
     expected: list[Envelope] = []
@@ -237,7 +294,7 @@ def test_the_chain_writer_stores_a_whole_log_byte_for_byte(
         for i, event in enumerate(new):
             recorded = json_bytes(command) if i == 0 and command is not None else None
             writer.add(event.type, json_bytes(event.data), recorded)
-    assert writer.log.raws == [stored_json(e) for e in expected]
+    assert writer.log.raws == [_spec_entry(e) for e in expected]
     assert writer.log.envelopes() == expected
     assert (writer.version, writer.hash, writer.log.hash) == (version, head, head)
 
@@ -249,8 +306,30 @@ def test_the_bot_command_ids_json_is_json_bytes() -> None:
 
 
 def test_the_chain_writer_spells_what_orjson_refuses_as_canonical_json() -> None:
-    for data in ({"n": 2**70}, {3: "x"}):
-        _writer_matches_seal(data)
+    _writer_matches_seal({3: "x"})
+    # An integer beyond 64 bits has a hashed spelling, but the store could not keep it
+    # (orjson refuses to write it, and reads such a number back as a float): sealing refuses.
+    with pytest.raises(TypeError):
+        _writer_matches_seal({"n": 2**70})
+
+
+def test_a_chain_sealed_with_integer_keys_verifies_once_read_back() -> None:
+    """The store keeps an integer key as a string; the hash is of what it gives back (the
+    keys sorted as strings: "10" before "2"), not of the keys sorted as integers."""
+    envs = seal(
+        [NewEvent(type="t", data={2: "a", 10: {1: "b", "x": 3}})],
+        after_version=0,
+        prev_hash=GENESIS_HASH,
+        command_id="c",
+        seat=0,
+        at="now",
+        seed="s",
+        command={5: "k"},  # type: ignore[dict-item]
+    )
+    read = [Envelope.from_dict({**orjson.loads(stored_json(e)), "prev_hash": GENESIS_HASH})
+            for e in envs]  # fmt: skip
+    assert read[0].data == {"2": "a", "10": {"1": "b", "x": 3}}
+    assert verify_chain(read, "s") == 1
 
 
 def _writer_matches_seal(data: dict) -> None:
@@ -325,8 +404,18 @@ def test_sealing_a_command_in_one_call_is_beginning_it_and_adding_each_envelope(
         )
         expected.extend(envs)
         version, head = envs[-1].version, envs[-1].hash
-    assert whole.log.raws == [stored_json(e) for e in expected]
+    assert whole.log.raws == [_spec_entry(e) for e in expected]
     assert [orjson.loads(r) for r in whole.log.raws] == [orjson.loads(r) for r in stepwise.log.raws]
     assert whole.log.envelopes() == expected
     assert (whole.version, whole.hash, whole.log.hash) == (version, head, head)
     assert (stepwise.version, stepwise.hash) == (version, head)
+
+
+def test_a_version_must_be_an_integer_not_a_boolean() -> None:
+    """``true == 1`` in Python: a first envelope whose version is ``true``, hashed as the
+    definition says (``"version":true``), is refused, not checked against ``1``'s spelling."""
+    [env] = _chain(1)
+    forged = dataclasses.replace(env, version=True)
+    forged = dataclasses.replace(forged, hash=_spec_hash(GENESIS_HASH, forged, "chain-seed"))
+    with pytest.raises(ValueError, match="where 1 was expected"):
+        verify_chain([forged], "chain-seed")

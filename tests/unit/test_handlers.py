@@ -154,7 +154,7 @@ def test_a_finished_game_refuses_commands_reveals_its_seed_and_is_finalized_once
     assert queries.list_games(app, finished=True) == [gid]
     result = app.ports.directory.result(gid)
     assert result is not None and result["outcome"] == public(app, gid)["outcome"]
-    assert finalize.finalize_game(app, gid) == "ok"  # again: the first result stays
+    assert finalize.finalize_game(app, gid) is finalize.Finalized.DONE  # the first result stays
     assert app.ports.directory.result(gid) == result
     outcome = commands.decide_command(
         app, CommandMessage(command_id="late", game_id=gid, seat=0, body={"type": "keep_decree"})

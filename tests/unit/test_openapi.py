@@ -40,3 +40,26 @@ def test_the_document_is_valid_openapi() -> None:
     from openapi_spec_validator import validate
 
     validate(json.loads((ROOT / "openapi" / "openapi.json").read_text()))  # raises if not
+
+
+def test_the_problems_an_endpoint_names_are_problem_bodies() -> None:
+    """Each error status an endpoint documents itself (``blueprint.problems``), not by
+    reference to the shared responses, has its own description and a problem body."""
+    own = [
+        (f"{method} {path} {status}", response)
+        for path, item in spec()["paths"].items()
+        for method, operation in item.items()
+        if isinstance(operation, dict)
+        for status, response in operation.get("responses", {}).items()
+        if status[0] in "45" and "$ref" not in response
+    ]
+    assert len(own) >= 9, own
+    for where, response in own:
+        assert response["description"], where
+        assert response["content"] == {
+            "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+        }, where
+    named = dict(own)
+    assert named["post /v1/games/{game_id}/commands 409"]["description"] == (
+        "expected_version is stale, or the game is over"
+    )

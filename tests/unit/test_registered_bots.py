@@ -153,6 +153,32 @@ def test_each_turn_is_signed_with_the_key_and_holds_exactly_the_seats_view() -> 
     assert stats["latency_ms"] == {"p50": 7, "p95": 7, "max": 7}
 
 
+def test_a_turn_answers_with_what_came_of_it() -> None:
+    """``play_remote_move`` answers in a typed ``RemoteMove``, not a word to parse: no such
+    game, a seat whose bot is not registered, an old version, the command id of a turn
+    submitted (the same again for a repeated turn), and once the game is over, the notice."""
+    app, hooks = app_with(first_legal)
+    bot = register(app)
+    move, moved = remote.RemoteMove, remote.RemoteMoved
+    assert remote.play_remote_move(app, "nope", 0, 1) == move(moved.MISSING)
+    seats = [{"bot_id": bot["id"]}, {"bot": "random"}]
+    gid = creation.create_game(app, "fox", seats, {"target": 1}, seed="fixed-seed").game_id
+    assert remote.play_remote_move(app, gid, 1, 1) == move(moved.NOT_REGISTERED)
+    view = queries.view(app, gid, None)  # the registered bot leads: its turn submitted
+    assert isinstance(view, dict) and view["to_act"] == [0]
+    version = view["version"]
+    cid = f"bot-0-{version}"
+    assert remote.play_remote_move(app, gid, 0, version) == move(moved.SUBMITTED, cid)
+    assert remote.play_remote_move(app, gid, 0, version - 1) == move(moved.STALE)
+    assert remote.play_remote_move(app, gid, 0, version).label == cid
+    drain(app, "fox")
+    view = queries.view(app, gid, None)
+    assert isinstance(view, dict) and view["outcome"] is not None
+    over = remote.play_remote_move(app, gid, 0, view["version"])
+    assert over == move(moved.GAME_OVER, told=remote.Told.TOLD_ALREADY)  # told as it ended
+    assert over.label == "told already"
+
+
 @pytest.mark.parametrize(
     ("kind", "failure", "counter"),
     [
@@ -304,7 +330,7 @@ def test_a_turn_reads_together_and_takes_a_listed_answer_without_loading_the_gam
     monkeypatch.setattr(hooks, "post", counting("post", hooks.post, True))
     turn = remote.play_remote_move
 
-    def play(*args: Any) -> str:
+    def play(*args: Any) -> remote.RemoteMove:
         inside[0] = True
         try:
             return turn(*args)
