@@ -88,7 +88,17 @@ def main() -> None:
     """Run and print."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--budget-only",
+        type=int,
+        metavar="N",
+        help="only the ISMCTS decision times at budget_ms=100, N decisions per game "
+        "(p50, p95, p99 and the worst, against the budget)",
+    )
     a = parser.parse_args()
+    if a.budget_only:
+        budget_figures(a.budget_only)
+        return
     scale = 0.1 if a.quick else 1.0
     specs = [{"bot": "random"}, {"bot": "heuristic"}, {"bot": "ismcts", "iterations": 200}]
     out: dict[str, Any] = {
@@ -126,6 +136,30 @@ def main() -> None:
     print(json.dumps(out, indent=2))
     if not a.quick:
         (ROOT / "benchmarks" / "bots_last_run.json").write_text(json.dumps(out, indent=2) + "\n")
+
+
+def budget_times(t: list[float], budget_ms: float) -> dict[str, float]:
+    """Percentiles of decision times ``t`` (seconds) in ms, and the p99's ratio to the budget."""
+    ordered = sorted(t)
+
+    def at(q: float) -> float:
+        return ordered[int(q * (len(ordered) - 1))] * 1e3
+
+    return {
+        "decisions": len(t),
+        "median_ms": at(0.5),
+        "p95_ms": at(0.95),
+        "p99_ms": at(0.99),
+        "max_ms": ordered[-1] * 1e3,
+        "p99_over_budget": at(0.99) / budget_ms,
+    }
+
+
+def budget_figures(decisions: int) -> None:
+    """``--budget-only``: each game's ISMCTS decision times at ``budget_ms=100``."""
+    for game in SEATS:
+        t = decision_times(game, {"bot": "ismcts", "budget_ms": 100}, decisions)
+        print(json.dumps({"game": game, **budget_times(t, 100.0)}), flush=True)
 
 
 def _name(spec: dict[str, Any]) -> str:
