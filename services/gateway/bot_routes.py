@@ -20,7 +20,7 @@ from flask.views import MethodView
 from services.gateway import auth, limits_guard
 from services.gateway import bot_schemas as schemas
 from services.gateway.blueprint import SECURITY, GamesBlueprint, _read, application
-from shared.app import remote
+from shared.app import bot_registration, remote
 from shared.app.context import App
 from shared.app.ports import TurnSubscription
 
@@ -41,7 +41,7 @@ class Bots(MethodView):
         `key` this once: it signs every turn sent to the bot and retires it. A webhook URL
         off the allowed hosts is a 422 `bot/webhook_not_allowed`, and nothing is sent to it."""
         limits_guard.check("bots")
-        doc = _read(remote.register_bot, application(), body)
+        doc = _read(bot_registration.register_bot, application(), body)
         return doc, 201, {"Location": f"/v1/bots/{doc['id']}"}
 
     @blp.arguments(schemas.BotListQuerySchema(), location="query")
@@ -49,7 +49,9 @@ class Bots(MethodView):
     def get(self, query: dict[str, Any]) -> Any:
         """Registered bots, oldest first."""
         return {
-            "bots": remote.list_bots(application(), offset=query["offset"], limit=query["limit"])
+            "bots": bot_registration.list_bots(
+                application(), offset=query["offset"], limit=query["limit"]
+            )
         }
 
 
@@ -60,14 +62,14 @@ class Bot(MethodView):
     @blp.response(200, schemas.BotSchema)
     def get(self, bot_id: str) -> Any:
         """The bot with its `stats` (`bot_stats`; latencies over its last 1000 decisions)."""
-        return _read(remote.show_bot, application(), bot_id)
+        return _read(bot_registration.show_bot, application(), bot_id)
 
     @blp.response(204)
     @blp.doc(security=SECURITY)
     def delete(self, bot_id: str) -> Any:
         """Retire the bot (its own key, Bearer): it takes no new seats; games it plays go on
         with its `on_failure` policy."""
-        _read(remote.retire_bot, application(), bot_id, auth.bearer())
+        _read(bot_registration.retire_bot, application(), bot_id, auth.bearer())
         return "", 204
 
 

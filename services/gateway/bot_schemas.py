@@ -7,7 +7,7 @@ from marshmallow import validate
 
 from services.gateway.schemas import NAME_DOC, StrictSchema, printable
 from shared import games
-from shared.app import remote
+from shared.app import bot_registration
 
 
 class StrictBoolean(ma.fields.Boolean):
@@ -31,7 +31,9 @@ class RegisterBotSchema(StrictSchema):
         validate=validate.Length(min=1),
         metadata={"description": "the game types it plays"},
     )
-    transport = ma.fields.String(required=True, validate=validate.OneOf(remote.TRANSPORTS))
+    transport = ma.fields.String(
+        required=True, validate=validate.OneOf(bot_registration.TRANSPORTS)
+    )
     url = ma.fields.String(
         validate=validate.Length(max=2048),
         metadata={
@@ -41,11 +43,11 @@ class RegisterBotSchema(StrictSchema):
     )
     budget_ms = ma.fields.Integer(
         strict=True,
-        validate=validate.Range(*remote.BUDGET_MS),
+        validate=validate.Range(*bot_registration.BUDGET_MS),
         metadata={"description": "time to answer a turn, round trip included (default 500)"},
     )
     on_failure = ma.fields.String(
-        validate=validate.OneOf(remote.ON_FAILURE),
+        validate=validate.OneOf(bot_registration.ON_FAILURE),
         metadata={
             "description": "random (default): the random bot plays the turn; forfeit: "
             "the seat resigns"

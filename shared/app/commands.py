@@ -348,7 +348,7 @@ def _decide(
     turn = message.body.get(bots.BOT_TURN)
     if by_bot and turn is not None:
         # A registered bot's turn (what it was sent, what came of it): recorded with the
-        # command, so an audit checks the body it was sent (``remote.turn_fault``).
+        # command, so an audit checks the body it was sent (``bot_turns.turn_fault``).
         if not isinstance(turn, Mapping) or occupant.bot != bots.REGISTERED:
             raise GameError(rules.INVALID_COMMAND, f"{bots.BOT_TURN} is a registered bot's")
         recorded = {**recorded, bots.BOT_TURN: dict(turn)}

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared import games
-from shared.app import bots, remote
+from shared.app import bot_registration, bots
 from shared.app.context import App
 from shared.app.messages import Created, shard_of
 from shared.app.opening import check_json_safe, creation_events, seats_from_specs
@@ -56,7 +56,7 @@ def create_game(
     game_id = secrets.token_hex(8)
     registered = None
     if any("bot_id" in spec for spec in seat_specs):
-        registered = remote.registered_seats(app, game, seat_specs)
+        registered = bot_registration.registered_seats(app, game, seat_specs)
     seats, tokens = seats_from_specs(seat_specs, registered)
     if fairness_mode not in fairness.MODES:
         raise rules.invalid_options(

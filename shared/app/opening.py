@@ -137,7 +137,7 @@ def seats_from_specs(
     specs: Sequence[Mapping[str, Any]], registered: Mapping[int, Seat] | None = None
 ) -> tuple[list[Seat], list[str | None]]:
     """Seats for the creation specs (``{"name"}`` or ``{"bot": name}``; ``registered``: the
-    seats of ``{"bot_id"}`` specs, by index, from ``remote.registered_seats``) and a fresh
+    seats of ``{"bot_id"}`` specs, by index, from ``bot_registration.registered_seats``) and a fresh
     token for each human seat (None for bots)."""
     seats: list[Seat] = []
     tokens: list[str | None] = []

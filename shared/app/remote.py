@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import hmac
 import json
 import logging
-import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shared import games
-from shared.app import bots, names
+from shared.app import bots, steps
 from shared.app.bot_moves import BOT_SUBMIT_TTL
 from shared.app.bot_turns import (
     BOT_TURN,
@@ -37,7 +34,6 @@ from shared.app.bot_turns import (
     fallback,
     key_hash,
     listed_command,
-    seat_spec,
     signature,
     turn_body,
     turn_id,
@@ -50,18 +46,10 @@ from shared.app.ports import RegisteredBot
 from shared.events import canonical_json
 from shared.games import errors as rules
 from shared.games.errors import GameError
-from shared.games.rng import Rng
 from shared.match import fairness
-from shared.match.aggregate import Seat
 
 log = logging.getLogger(__name__)
 
-TRANSPORTS = (WEBHOOK, CONNECTED)
-ON_FAILURE = ("random", "forfeit")
-# A registered bot's budget_ms bounds: under the stall sweep's BOT_STALL_S, so a turn still
-# waiting on its bot is never sent a second time by the sweep.
-BUDGET_MS = (50, 10_000)
-DEFAULT_BUDGET_MS = 500
 # Seconds a game-over notice waits for the bot (its answer is ignored).
 GAME_OVER_TIMEOUT_S = 2.0
 # Seconds a connected bot's turn is kept past its deadline: an answer that comes later is told
@@ -71,150 +59,6 @@ TURN_KEEP_S = 300
 # long past its deadline: before, the task that issued it is still waiting on it (the stall
 # sweep's wake after a crash comes BOT_STALL_S later, well past it).
 TAKEOVER_GRACE_MS = 5000
-
-
-# ---- the registry -------------------------------------------------------------------------------
-
-
-def register_bot(app: App, body: Mapping[str, Any]) -> dict[str, Any]:
-    """Register a bot (``POST /v1/bots``): its document with its ``key``, shown this once.
-    Raises AppError 422 naming each field at fault (``bot/webhook_not_allowed`` for a URL
-    outside the allow-list: nothing is ever sent to it)."""
-    errors: dict[str, list[str]] = {}
-    name = body.get("name")
-    if (problem := names.name_error(name)) is not None:
-        errors["name"] = [problem]
-    wanted = body.get("games")
-    if (
-        not isinstance(wanted, list)
-        or not wanted
-        or any(g not in games.names() for g in wanted)
-        or len(set(wanted)) != len(wanted)
-    ):
-        errors["games"] = [f"a list of distinct game names among {', '.join(games.names())}"]
-    transport = body.get("transport")
-    if transport not in TRANSPORTS:
-        errors["transport"] = [f"one of {', '.join(TRANSPORTS)}"]
-    budget = body.get("budget_ms", DEFAULT_BUDGET_MS)
-    if (
-        isinstance(budget, bool)
-        or not isinstance(budget, int)
-        or not (BUDGET_MS[0] <= budget <= BUDGET_MS[1])
-    ):
-        errors["budget_ms"] = [f"an integer from {BUDGET_MS[0]} to {BUDGET_MS[1]}"]
-    on_failure = body.get("on_failure", "random")
-    if on_failure not in ON_FAILURE:
-        errors["on_failure"] = [f"one of {', '.join(ON_FAILURE)}"]
-    ladder = body.get("ladder", False)
-    if not isinstance(ladder, bool):
-        errors["ladder"] = ["true or false"]
-    url = body.get("url")
-    if transport == WEBHOOK and not isinstance(url, str):
-        errors["url"] = ["a webhook bot needs its url"]
-    elif transport == CONNECTED and url is not None:
-        errors["url"] = ["a connected bot has no url"]
-    if errors:
-        raise AppError(
-            ErrorCode.REQUEST_INVALID,
-            "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),
-            errors=errors,
-        )
-    if transport == WEBHOOK:
-        assert isinstance(url, str)
-        why = app.ports.webhooks.refusal(url)
-        if why is not None:
-            raise AppError(ErrorCode.BOT_WEBHOOK_NOT_ALLOWED, f"url: {why}", errors={"url": [why]})
-    p = app.ports
-    bot_id = secrets.token_hex(8)
-    key = bot_key(p.bots.secret(), bot_id)
-    bot = RegisteredBot(
-        bot_id=bot_id,
-        name=str(name),
-        games=tuple(wanted),  # type: ignore[arg-type]
-        transport=str(transport),
-        url=url if transport == WEBHOOK else None,
-        budget_ms=int(budget),
-        on_failure=str(on_failure),
-        key_sha256=key_hash(key),
-        created_at=p.clock.now(),
-        ladder=ladder,
-    )
-    p.bots.add(bot, p.clock.epoch())
-    return {**bot_doc(bot), "key": key}
-
-
-def bot_doc(bot: RegisteredBot, stats: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A bot as ``GET /v1/bots`` shows it (never its key or the key's hash)."""
-    doc: dict[str, Any] = {
-        "id": bot.bot_id,
-        "name": bot.name,
-        "games": list(bot.games),
-        "transport": bot.transport,
-        "budget_ms": bot.budget_ms,
-        "on_failure": bot.on_failure,
-        "created_at": bot.created_at,
-        "retired": bot.retired,
-        "ladder": bot.ladder,
-    }
-    if bot.url is not None:
-        doc["url"] = bot.url
-    if stats is not None:
-        doc["stats"] = dict(stats)
-    return doc
-
-
-def show_bot(app: App, bot_id: str) -> dict[str, Any]:
-    """One bot with its ``stats``; AppError 404."""
-    bot = app.ports.bots.get(bot_id)
-    if bot is None:
-        raise AppError(ErrorCode.BOT_NOT_FOUND, f"no bot {bot_id!r}")
-    return bot_doc(bot, app.ports.bots.stats(bot_id))
-
-
-def list_bots(app: App, *, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
-    """Registered bots, oldest first."""
-    found = (app.ports.bots.get(b) for b in app.ports.bots.list_ids(offset=offset, limit=limit))
-    return [bot_doc(b) for b in found if b is not None]
-
-
-def retire_bot(app: App, bot_id: str, key: str | None) -> None:
-    """Retire a bot with its own key (``DELETE /v1/bots/{id}``): it takes no new seats, and
-    the games it still plays go on with its ``on_failure`` policy. AppError 401/403/404."""
-    bot = app.ports.bots.get(bot_id)
-    if bot is None:
-        raise AppError(ErrorCode.BOT_NOT_FOUND, f"no bot {bot_id!r}")
-    if key is None:
-        raise AppError(ErrorCode.AUTH_REQUIRED, "retiring a bot needs its key (Bearer)")
-    if not hmac.compare_digest(key_hash(key), bot.key_sha256):
-        raise AppError(ErrorCode.AUTH_FORBIDDEN, "this key is not this bot's")
-    app.ports.bots.retire(bot_id)
-
-
-def registered_seats(
-    app: App, game: str, seat_specs: Sequence[Mapping[str, Any]]
-) -> dict[int, Seat]:
-    """The seats of the specs ``{"bot_id": ..., "name"?}``, by index. Raises GameError
-    ``options/invalid`` naming ``seats[i].bot_id`` for an unknown or retired bot, or one not
-    registered for ``game``."""
-    seats: dict[int, Seat] = {}
-    for i, spec in enumerate(seat_specs):
-        if "bot_id" not in spec:
-            continue
-        bot_id = spec["bot_id"]
-        bot = app.ports.bots.get(bot_id) if isinstance(bot_id, str) else None
-        field = f"seats[{i}].bot_id"
-        if bot is None or bot.retired:
-            raise rules.invalid_options(f"seat {i}: no bot {bot_id!r}", **{field: "no such bot"})
-        if game not in bot.games:
-            why = f"bot {bot_id} is not registered for {game}"
-            raise rules.invalid_options(f"seat {i}: {why}", **{field: why})
-        given = spec.get("name")
-        if given is not None and (problem := names.name_error(given)) is not None:
-            raise rules.invalid_options(
-                f"seat {i} name: {problem}", **{f"seats[{i}].name": problem}
-            )
-        seats[i] = Seat(name=str(given or bot.name), bot=REGISTERED, bot_spec=seat_spec(bot))
-    return seats
 
 
 def answer_command(
@@ -254,7 +98,7 @@ def check_command(
         if record.version != view["version"] or record.state is None:
             raise GameError(ErrorCode.GAME_STALE_VERSION, "the game moved on from this turn")
         seed = fairness.play_seed(record.match, secret_seed(app, game_id))
-        engine.decide(record.state, seat, parsed, Rng(seed, f"v{record.version}"))
+        steps.decide(engine, record.state, seat, parsed, seed, record.version)
     except (ValueError, TypeError, KeyError) as exc:
         raise GameError(rules.INVALID_COMMAND, f"not a command: {exc}") from exc
     out: dict[str, Any] = engine.command_to_json(parsed)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from shared.app import queries, remote
+from shared.app import bot_registration, queries, remote
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.errors import AppError
@@ -37,7 +37,7 @@ def make_app() -> App:
 
 def register(app: App, **extra: Any) -> dict[str, Any]:
     body = {"name": "natbot", "games": ["fox"], "transport": "connected", **extra}
-    return remote.register_bot(app, body)
+    return bot_registration.register_bot(app, body)
 
 
 class BotThread:
@@ -131,7 +131,7 @@ def test_a_connected_bot_plays_a_whole_game_from_the_turns_it_is_sent(bots: Any)
         time.sleep(0.02)
     assert json.loads(player.got[-1])["game_id"] == gid
     assert audit(gid, docs).status == "passed", audit(gid, docs).checks
-    stats = remote.show_bot(app, bot["id"])["stats"]
+    stats = bot_registration.show_bot(app, bot["id"])["stats"]
     assert stats["decisions"] == len(moves) and stats["fallbacks"] == 0
 
 
@@ -148,7 +148,7 @@ def test_a_turn_not_answered_in_time_times_out_and_a_late_answer_is_409(bots: An
         remote.answer_turn(app, bot["key"], late["turn_id"], late["legal_commands"][0])
     assert caught.value.status == 409 and caught.value.code == "turn/expired"
     assert app.ports.turns.pending(bot["id"]) == []
-    stats = remote.show_bot(app, bot["id"])["stats"]
+    stats = bot_registration.show_bot(app, bot["id"])["stats"]
     assert stats["timeouts"] == stats["decisions"] == len(moves)
     assert audit(gid, log_of(app, gid)).status == "passed"
 
@@ -162,7 +162,7 @@ def test_an_illegal_answer_is_422_and_recorded_and_the_fallback_plays(bots: Any)
     assert moves and all(m["command"]["bot_turn"]["failure"] == "illegal" for m in moves)
     assert len(player.refused) == len(moves)
     assert all(e.status == 422 and "command" in e.errors for e in player.refused)
-    stats = remote.show_bot(app, bot["id"])["stats"]
+    stats = bot_registration.show_bot(app, bot["id"])["stats"]
     assert stats["illegal"] == stats["fallbacks"] == len(moves)
     assert audit(gid, log_of(app, gid)).status == "passed"
 
@@ -170,7 +170,7 @@ def test_an_illegal_answer_is_422_and_recorded_and_the_fallback_plays(bots: Any)
 def test_a_turn_is_answered_once_by_its_own_bot_only() -> None:
     app = make_app()
     bot, other = register(app), register(app, name="other")
-    hook = remote.register_bot(app, {"name": "hook", "games": ["fox"], "transport": "webhook",
+    hook = bot_registration.register_bot(app, {"name": "hook", "games": ["fox"], "transport": "webhook",
                                      "url": "http://127.0.0.1:9/x"})  # fmt: skip
     turns = app.ports.turns
     # A turn issued by hand (no game): what the task stores for the bot.
@@ -197,7 +197,7 @@ def test_a_turn_is_answered_once_by_its_own_bot_only() -> None:
     assert refused(bot["key"], "g-0-3").code == "turn/expired"
     assert turns.pending(bot["id"]) == []
     assert turns.wait(bot["id"], "g-0-3", 1) == b'{"command":{}}'
-    remote.retire_bot(app, bot["id"], bot["key"])
+    bot_registration.retire_bot(app, bot["id"], bot["key"])
     assert refused(bot["key"], "g-0-3").status == 401  # a retired bot's key opens nothing
 
 

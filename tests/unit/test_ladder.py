@@ -12,7 +12,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from shared.adapters.memory import FixedClock
-from shared.app import remote, tournament_views, tournaments
+from shared.app import bot_registration, tournament_views, tournaments
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.errors import AppError
@@ -54,7 +54,7 @@ def rate(app: App, game_id_: str, labels: list[str], ranks: list[int]) -> None:
 
 def register(app: App, **extra: Any) -> dict[str, Any]:
     body = {"name": "mybot", "games": ["fox"], "transport": "webhook", "url": "http://h/b"}
-    return remote.register_bot(app, {**body, **extra})
+    return bot_registration.register_bot(app, {**body, **extra})
 
 
 # ---- the rows -------------------------------------------------------------------------------
@@ -161,8 +161,8 @@ def test_a_registered_bot_is_on_the_ladder_only_when_it_opted_in() -> None:
     shy = register(app, name="shy")
     keen = register(app, name="keen", ladder=True)
     assert shy["ladder"] is False and keen["ladder"] is True
-    assert remote.show_bot(app, keen["id"])["ladder"] is True
-    listed = {b["id"]: b["ladder"] for b in remote.list_bots(app)}
+    assert bot_registration.show_bot(app, keen["id"])["ladder"] is True
+    listed = {b["id"]: b["ladder"] for b in bot_registration.list_bots(app)}
     assert listed == {shy["id"]: False, keen["id"]: True}
 
     play_fox(app, shy["id"])

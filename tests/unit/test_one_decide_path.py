@@ -1,5 +1,6 @@
-"""Issue 27's one decide path: live play, every play-out path (general, sealed, fast) and the
-audit's re-decision decide each command through ``steps.decide``, so that what the service
+"""Issue 27's one decide path: live play, every play-out path (general, sealed, fast), a
+registered bot's answer tried before it is sent and the audit's re-decision decide each
+command through ``steps.decide``, so that what the service
 appends, what a tournament writes and what an auditor recomputes cannot drift apart."""
 
 from __future__ import annotations
@@ -65,6 +66,22 @@ def test_the_audit_re_decides_through_the_one_function(calls: list[int]) -> None
     report = audit("g", [e.to_dict() for e in played.envelopes])
     assert report.status == "passed", report.checks
     assert len(calls) == report.commands == played.actions
+
+
+def test_a_bots_answer_is_tried_through_the_one_function(calls: list[int]) -> None:
+    """A registered bot's answer that its turn's listing does not hold is tried as the worker
+    would decide it (``remote.check_command``'s dry run), through the same function."""
+    from shared.app import queries, remote
+
+    app = memory_app()
+    gid, _ = fox_game(app)
+    seat, command = given_the_seat_to_act(app, gid)
+    view = queries.view(app, gid, seat)
+    assert view is not None
+    assert remote.check_command(app, gid, seat, view, command) == command
+    assert calls == [view["version"]]
+    with pytest.raises(GameError):
+        remote.check_command(app, gid, 1 - seat, view, command)  # not that seat's turn
 
 
 def test_the_one_function_draws_v_version_and_reveals_the_seed_at_the_end() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.memory import MemoryCommandBus
-from shared.app import bots, commands, creation, queries, remote
+from shared.app import bot_registration, bot_turns, bots, commands, creation, queries, remote
 from shared.app.context import App
 from shared.app.dispatch import InlineDispatcher
 from shared.app.errors import AppError
@@ -96,7 +96,7 @@ def drain(app: App, game: str) -> None:
 
 def register(app: App, **extra: Any) -> dict[str, Any]:
     body = {"name": "mybot", "games": ["fox"], "transport": "webhook", "url": URL, **extra}
-    return remote.register_bot(app, body)
+    return bot_registration.register_bot(app, body)
 
 
 def play_fox(app: App, bot_id: str, other: dict[str, Any] | None = None) -> str:
@@ -137,7 +137,7 @@ def test_each_turn_is_signed_with_the_key_and_holds_exactly_the_seats_view() -> 
         )
         assert (doc["bot_id"], doc["budget_ms"]) == (bot["id"], 500)
         assert body == remote.turn_body(
-            turn=doc["turn_id"], spec=remote.seat_spec(app.ports.bots.get(bot["id"])),  # type: ignore[arg-type]
+            turn=doc["turn_id"], spec=bot_turns.seat_spec(app.ports.bots.get(bot["id"])),  # type: ignore[arg-type]
             game_id=gid, seat=0, view=own,
         )  # fmt: skip
     over = json.loads(hooks.sent[-1][1])
@@ -148,7 +148,7 @@ def test_each_turn_is_signed_with_the_key_and_holds_exactly_the_seats_view() -> 
     assert {m["command"]["bot_turn"]["sent_sha256"] for m in moves} == sent
     assert all(m["command"]["bot_turn"]["failure"] is None for m in moves)
     assert all(m["command"]["bot_turn"]["latency_ms"] == 7 for m in moves)
-    stats = remote.show_bot(app, bot["id"])["stats"]
+    stats = bot_registration.show_bot(app, bot["id"])["stats"]
     assert stats["decisions"] == len(turns) and stats["fallbacks"] == 0
     assert stats["latency_ms"] == {"p50": 7, "p95": 7, "max": 7}
 
@@ -210,7 +210,7 @@ def test_each_failure_plays_the_random_fallback_and_is_recorded(
                     if json.loads(b).get("version") == at)  # fmt: skip
         again = bots.random_bot(seen, bot_random(seed, 0, at))
         assert {k: v for k, v in move["command"].items() if k != "bot_turn"} == again
-    stats = remote.show_bot(app, bot["id"])["stats"]
+    stats = bot_registration.show_bot(app, bot["id"])["stats"]
     assert stats["decisions"] == len(moves) == stats["fallbacks"] == stats[counter]
     assert audit(gid, docs).status == "passed", audit(gid, docs).checks
 
@@ -283,14 +283,14 @@ def test_the_key_is_shown_once_stored_as_a_hash_and_retires_its_bot_alone() -> N
     assert stored is not None
     assert stored.key_sha256 == hashlib.sha256(bot["key"].encode()).hexdigest()
     assert bot["key"] not in repr(stored)
-    shown = remote.show_bot(app, bot["id"])
+    shown = bot_registration.show_bot(app, bot["id"])
     assert "key" not in shown and "key_sha256" not in shown
-    assert [b["id"] for b in remote.list_bots(app)] == [bot["id"], other["id"]]
+    assert [b["id"] for b in bot_registration.list_bots(app)] == [bot["id"], other["id"]]
     with pytest.raises(AppError) as wrong:
-        remote.retire_bot(app, bot["id"], other["key"])
+        bot_registration.retire_bot(app, bot["id"], other["key"])
     assert wrong.value.status == 403
-    remote.retire_bot(app, bot["id"], bot["key"])
-    assert remote.show_bot(app, bot["id"])["retired"] is True
+    bot_registration.retire_bot(app, bot["id"], bot["key"])
+    assert bot_registration.show_bot(app, bot["id"])["retired"] is True
     with pytest.raises(Exception) as retired:
         creation.create_game(app, "fox", [{"bot_id": bot["id"]}, {"name": "a"}])
     assert "seats[0].bot_id" in retired.value.errors  # type: ignore[attr-defined]
@@ -344,7 +344,7 @@ def test_a_turn_reads_together_and_takes_a_listed_answer_without_loading_the_gam
     assert counts.get("load", 0) == 0, counts
     assert counts.get("read", 0) + counts.get("was_sent", 0) + counts.get("get", 0) <= 1, counts
     assert counts.get("turn_reads", 0) == turns + 1  # and the game-over notice's
-    assert remote.show_bot(app, bot["id"])["stats"]["fallbacks"] == 0
+    assert bot_registration.show_bot(app, bot["id"])["stats"]["fallbacks"] == 0
 
     hooks.answer = failing("illegal")
     counts.clear()

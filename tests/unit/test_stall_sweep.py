@@ -7,7 +7,16 @@ import json
 from typing import Any
 
 from shared.adapters.memory import FixedClock, MemoryCommandBus
-from shared.app import bot_moves, clocks, commands, creation, projecting, queries, remote
+from shared.app import (
+    bot_moves,
+    bot_registration,
+    clocks,
+    commands,
+    creation,
+    projecting,
+    queries,
+    remote,
+)
 from shared.app.context import App
 from shared.app.messages import CommandMessage
 from shared.app.ports import WebhookAnswer
@@ -145,7 +154,7 @@ def test_a_registered_bots_turn_lost_on_its_way_is_sent_again_by_the_sweep() -> 
             return WebhookAnswer(200, json.dumps(command).encode(), None, 1)
 
     app.ports.webhooks = Hook()
-    bot = remote.register_bot(app, {"name": "hook", "games": ["fox"], "transport": "webhook",
+    bot = bot_registration.register_bot(app, {"name": "hook", "games": ["fox"], "transport": "webhook",
                                     "url": "http://127.0.0.1:9/"})  # fmt: skip
     seats = [{"bot_id": bot["id"]}, {"bot_id": bot["id"]}]
     gid = creation.create_game(app, "fox", seats).game_id
