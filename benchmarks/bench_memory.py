@@ -1,7 +1,7 @@
 """Redis memory per finished game: play N Fox games to the end through the handlers on a
 fresh redis-server and divide the growth of ``used_memory`` by N.
 
-Reported in two parts: the game's own keys (events, head, command ids, meta, projections,
+Reported in two parts: the game's own keys (log, head, command ids, meta, projections,
 command results) and its share of the command log (``cmd:fox:*``), which is kept as the audit
 trail of every submitted command.
 """
@@ -70,7 +70,7 @@ def run(games: int = 200, target: int = 21) -> dict[str, Any]:
         log = sum(r.memory_usage(k) or 0 for k in r.scan_iter("cmd:*"))
         sample = ids[0]
         per_key = {
-            "events": r.memory_usage(keys.events(sample)),
+            "log": r.memory_usage(keys.log(sample)),
             "views+public": sum(r.memory_usage(keys.view(sample, s)) for s in (0, 1))
             + r.memory_usage(keys.public(sample)),
             "command ids": r.memory_usage(keys.commands(sample)),

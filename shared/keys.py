@@ -11,15 +11,16 @@ written by its own command (a pipeline may span slots: it is not atomic anyway).
 from __future__ import annotations
 
 
-def events(game_id: str) -> str:
-    """Stream of the game's envelopes; entry id ``0-<version>``."""
-    return f"game:{{{game_id}}}:events"
-
-
 def log(game_id: str) -> str:
-    """A log written whole (a tournament game): its stored entries for versions 1..n joined
-    by newlines, in one string; envelopes appended after it go to ``events``."""
+    """The game's log: the stored entries of versions 1..n joined by newlines, in one string
+    (``shared.store.redis_log``), whether appended command by command or written whole."""
     return f"game:{{{game_id}}}:log"
+
+
+def events(game_id: str) -> str:
+    """Where a game's envelopes were kept, as a stream, before its log became one string
+    (``log``): nothing writes or reads it now, and a log left there is not read."""
+    return f"game:{{{game_id}}}:events"
 
 
 def head(game_id: str) -> str:

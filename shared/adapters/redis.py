@@ -47,7 +47,7 @@ from shared.app.ports import (
     bot_stats_doc,
 )
 from shared.config import DEFAULT_REJECTED_TTL
-from shared.store.redis_streams import RedisEventStore
+from shared.store.redis_log import RedisEventStore
 
 RESULT_TTL = 86_400  # seconds an accepted (or pending) command's outcome stays readable
 REPLY_TTL = 60

@@ -12,7 +12,7 @@ from redis.client import Pipeline
 
 from shared.adapters.redis import RedisBatch
 from shared.events import GENESIS_HASH, ChainWriter, json_bytes
-from shared.store.redis_streams import RedisEventStore
+from shared.store.redis_log import RedisEventStore
 
 
 @pytest.fixture

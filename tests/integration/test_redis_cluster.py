@@ -42,7 +42,7 @@ from shared.audit import audit
 from shared.bootstrap import bootstrap
 from shared.config import Settings, SettingsError
 from shared.redis_server import server_binary
-from shared.store.redis_streams import RedisEventStore
+from shared.store.redis_log import RedisEventStore
 from tests.integration import test_port_contracts as port_contracts
 from tests.integration import test_store_contract as store_contracts
 from tests.integration.api import WAIT, bearer, view

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from shared import keys
 from shared.events import (
@@ -19,7 +20,7 @@ from shared.events import (
 )
 from shared.store import AppendResult, DuplicateCommand, EventStore, StaleVersion
 from shared.store.memory import MemoryEventStore
-from shared.store.redis_streams import RedisEventStore
+from shared.store.redis_log import TAIL_BYTES, RedisEventStore
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -212,3 +213,61 @@ def test_a_batch_refuses_what_one_append_refuses(store: EventStore) -> None:
     with pytest.raises(ValueError, match="nothing to append"):
         store.append_logs([("w3", _whole(1)), ("w4", empty)], command_id="create")
     assert store.head("w1") == (0, GENESIS_HASH) and store.head("w3") == (0, GENESIS_HASH)
+
+
+def _live(store: EventStore, gid: str, commands: int) -> None:
+    """A live game's log: one append per command, of one to three envelopes, some of them
+    longer than a read's first ask of the Redis store (``TAIL_BYTES``)."""
+    for i in range(commands):
+        version, prev = store.head(gid)
+        pad = "x" * (TAIL_BYTES + 10 if i % 17 == 5 else i * 37 % 300)
+        envs = seal(
+            [NewEvent(type="thing_happened", data={"i": i, "k": k, "pad": pad})
+             for k in range(1 + i % 3)],
+            after_version=version,
+            prev_hash=prev,
+            command_id=f"c{i}",
+            seat=i % 2,
+            at="2026-11-30T00:00:00Z",
+            seed="contract",
+        )  # fmt: skip
+        store.append(gid, envs, expected_version=version, command_id=f"c{i}")
+
+
+def test_every_page_of_a_long_log_is_its_slice(store: EventStore) -> None:
+    _live(store, "g1", 40)
+    store.append_logs([("w1", _whole(120)), ("w2", _whole(1))], command_id="create")
+    _append(store, "w1", 2, cid="later")
+    for gid in ("g1", "w1"):
+        full = store.read(gid)
+        n = store.head(gid)[0]
+        assert [e.version for e in full] == list(range(1, n + 1))
+        assert verify_chain(full, "contract") == n
+        for after in range(n + 2):
+            for limit in (None, 0, 1, 2, 3, 8, n):
+                end = None if limit is None else after + limit
+                assert store.read(gid, after, limit) == full[after:end], (gid, after, limit)
+
+
+def test_a_redis_log_is_one_string_appended_live_or_written_whole(
+    redis_client: redis.Redis,
+) -> None:
+    """Issue 27: one storage form for every log. A game appended command by command and one
+    written whole are each one string under ``keys.log``, beside the head and the command ids
+    (no stream), and read page for page as the memory store reads them."""
+    redis_store, memory = RedisEventStore(redis_client), MemoryEventStore()
+    for store in (redis_store, memory):
+        _live(store, "live", 30)
+        store.append_logs([("whole", _whole(60)), ("w2", _whole(2))], command_id="create")
+        _append(store, "whole", 3, cid="later")
+    for gid in ("live", "whole"):
+        assert set(redis_client.keys(f"game:{{{gid}}}:*")) == {
+            k.encode() for k in (keys.log(gid), keys.head(gid), keys.commands(gid))
+        }
+        assert redis_client.type(keys.log(gid)) == b"string"
+        assert not redis_client.exists(keys.events(gid))
+        assert redis_store.head(gid) == memory.head(gid)
+        n = memory.head(gid)[0]
+        for after in range(n + 2):
+            for limit in (None, 0, 1, 2, 5, n):
+                assert redis_store.read(gid, after, limit) == memory.read(gid, after, limit)

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # everything below it, so "shared.adapters" covers the whole package.
 ADAPTERS: tuple[str, ...] = (
     "shared.adapters",
-    "shared.store.redis_streams",
+    "shared.store.redis_log",
     "shared.redis_server",
     "shared.keys",
     "shared.bootstrap",  # the composition root
@@ -213,7 +213,7 @@ def test_glue_modules_exist() -> None:
     # SERVICE_GLUE / ADAPTERS name files; catch renames that would silently widen the rules.
     names = set(all_imports("shared", "services"))
     assert names >= SERVICE_GLUE, sorted(SERVICE_GLUE - names)
-    assert names >= {"shared.store.redis_streams", "shared.keys"}
+    assert names >= {"shared.store.redis_log", "shared.keys"}
 
 
 def test_checkers_catch_violations() -> None:

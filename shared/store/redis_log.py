@@ -1,14 +1,23 @@
-"""Event store on Redis streams; one Lua script appends atomically.
+"""Event store on Redis: a game's log is one string, appended by one Lua script.
 
-The script checks, in one step on the server: the command id was never applied, the stream is
-at the expected version with the expected head hash; then it XADDs every envelope with the
-entry id ``0-<version>`` (so reading from a version is one XRANGE), moves the head and records
-the command id.
+The log (``keys.log``) holds the stored entries of versions 1..n (``stored_json``: compact
+JSON, never a raw newline) joined by newlines, beside the head (``keys.head``) and the command
+ids (``keys.commands``). The script checks, in one step on the server: the command id was never
+applied, the log is at the expected version with the expected head hash; then it writes the
+new entries (SET for the first, APPEND after them: amortized O(1), Redis doubles the room of a
+growing string), moves the head and records the command id. A live game appends command by
+command, a tournament game its whole log at once (``append_logs``: the same script, pipelined).
 
-A log written whole from version 1 (``append_log`` at version 0: a tournament game) is kept
-instead as one string, its entries joined by newlines (``keys.log``): one SET where the stream
-costs an XADD and a stream entry per envelope, about half of Redis's CPU for a tournament
-game. Envelopes appended after it go to the stream, and ``read`` joins the two.
+``read`` from version 0 GETs the log and splits it. A read from a later version is mostly of
+the newest entries (a feed's next message, a cached game's reload): it asks for the log's last
+``TAIL_BYTES`` first, and GETs the whole log only when that tail begins after the version.
+
+Before issue 27 a live game's envelopes were a stream (one XADD each, ``keys.events``) and only
+a log written whole was a string. Against that layout (BENCHMARKS.md, "A game's log stored one
+way"): a live game's appends cost Redis about a seventh less CPU, a cold load a third of it, a
+whole log the same; a live game's log takes about a fifth more memory (the room APPEND leaves).
+Logs written in the old layout are not read, and no tool converts them: a store from before
+this change starts afresh.
 """
 
 from __future__ import annotations
@@ -25,52 +34,37 @@ from shared import keys
 from shared.events import GENESIS_HASH, EncodedLog, Envelope, stored_json
 from shared.store.port import AppendResult, DuplicateCommand, StaleVersion, append_each
 
-# Both scripts first refuse a command id applied before (KEYS[3]: the game's command ids).
-_REFUSE_SEEN_LUA = """
+# KEYS: the log, the head, the command ids. ARGV: expected version, the first new entry's
+# prev_hash, command id ('' for none), the last new entry's hash, how many entries, the genesis
+# hash, the entries (joined by newlines, after a newline unless the log is empty).
+APPEND_LUA = """
+local cid = ARGV[3]
 if cid ~= '' then
   local seen = redis.call('HGET', KEYS[3], cid)
   if seen then return {'dup', seen} end
 end
-"""
-
-APPEND_LUA = (
-    "local cid = ARGV[3]"
-    + _REFUSE_SEEN_LUA
-    + """
 local head = redis.call('HMGET', KEYS[2], 'version', 'hash')
 local version = tonumber(head[1] or '0')
 local hash = head[2] or ARGV[6]
 if version ~= tonumber(ARGV[1]) or hash ~= ARGV[2] then
   return {'stale', tostring(version)}
 end
-local n = tonumber(ARGV[5])
-for i = 1, n do
-  redis.call('XADD', KEYS[1], '0-' .. ARGV[5 + 2 * i], 'env', ARGV[6 + 2 * i])
+if version == 0 then
+  redis.call('SET', KEYS[1], ARGV[7])
+else
+  redis.call('APPEND', KEYS[1], ARGV[7])
 end
-local last = version + n
+local last = version + tonumber(ARGV[5])
 redis.call('HSET', KEYS[2], 'version', last, 'hash', ARGV[4])
 if cid ~= '' then
   redis.call('HSET', KEYS[3], cid, (version + 1) .. '-' .. last)
 end
 return {'ok', tostring(last)}
 """
-)
 
 
-APPEND_WHOLE_LUA = (
-    "local cid = ARGV[1]"
-    + _REFUSE_SEEN_LUA
-    + """
-local version = redis.call('HGET', KEYS[2], 'version')
-if version then return {'stale', version} end
-redis.call('SET', KEYS[4], ARGV[4])
-redis.call('HSET', KEYS[2], 'version', ARGV[2], 'hash', ARGV[3])
-if cid ~= '' then
-  redis.call('HSET', KEYS[3], cid, '1-' .. ARGV[2])
-end
-return {'ok', ARGV[2]}
-"""
-)
+# What a read from a version asks for first: the log's last bytes (some 15 Fox entries).
+TAIL_BYTES = 4096
 
 
 class RedisEventStore:
@@ -81,7 +75,6 @@ class RedisEventStore:
     def __init__(self, client: redis.Redis | RedisCluster) -> None:
         self._r = client
         self._append = client.register_script(APPEND_LUA)
-        self._whole = client.register_script(APPEND_WHOLE_LUA)
 
     def append(
         self,
@@ -97,10 +90,11 @@ class RedisEventStore:
         first = envelopes[0]
         if first.version != expected_version + 1:
             raise StaleVersion(expected_version, first.version - 1)
-        entries = [(env.version, stored_json(env)) for env in envelopes]
-        return self._append_entries(
-            game_id, entries, first.prev_hash, envelopes[-1].hash, expected_version, command_id
-        )
+        raws = [stored_json(env) for env in envelopes]
+        call_keys, args = _call(game_id, raws, first.prev_hash, envelopes[-1].hash,
+                                expected_version, command_id)  # fmt: skip
+        status, value = self._append(keys=call_keys, args=args)
+        return _result(status, value, expected_version, command_id)
 
     def append_log(
         self,
@@ -115,48 +109,10 @@ class RedisEventStore:
             raise ValueError("nothing to append")
         if log.first != expected_version + 1:
             raise StaleVersion(expected_version, log.first - 1)
-        if expected_version == 0:
-            return self._append_whole(game_id, log, command_id)
-        return self._append_entries(
-            game_id, log.entries, log.prev_hash, log.hash, expected_version, command_id
-        )
-
-    def _append_entries(
-        self,
-        game_id: str,
-        entries: Sequence[tuple[int, bytes]],
-        prev_hash: str,
-        last_hash: str,
-        expected_version: int,
-        command_id: str | None,
-    ) -> AppendResult:
-        args: list[Any] = [
-            expected_version,
-            prev_hash,
-            command_id or "",
-            last_hash,
-            len(entries),
-            GENESIS_HASH,
-        ]
-        for version, raw in entries:
-            args += (version, raw)
-        status, value = self._append(
-            keys=[keys.events(game_id), keys.head(game_id), keys.commands(game_id)], args=args
-        )
-        return self._result(status, value, expected_version, command_id)
-
-    @staticmethod
-    def _result(
-        status: Any, value: Any, expected_version: int, command_id: str | None
-    ) -> AppendResult:
-        status = _text(status)
-        value = _text(value)
-        if status == "dup":
-            lo, hi = value.split("-")
-            raise DuplicateCommand(command_id or "", int(lo), int(hi))
-        if status == "stale":
-            raise StaleVersion(expected_version, int(value))
-        return AppendResult(expected_version + 1, int(value))
+        call_keys, args = _call(game_id, log.raws, log.prev_hash, log.hash, expected_version,
+                                command_id)  # fmt: skip
+        status, value = self._append(keys=call_keys, args=args)
+        return _result(status, value, expected_version, command_id)
 
     def append_logs(
         self, logs: Sequence[tuple[str, EncodedLog]], *, command_id: str | None = None
@@ -171,7 +127,7 @@ class RedisEventStore:
         out: list[AppendResult | StaleVersion | DuplicateCommand | None] = [
             None if log.first == 1 else StaleVersion(0, log.first - 1) for _game_id, log in logs
         ]
-        calls = [_whole_call(game_id, log, command_id)
+        calls = [_call(game_id, log.raws, log.prev_hash, log.hash, 0, command_id)
                  for (game_id, log), known in zip(logs, out, strict=True) if known is None]  # fmt: skip
         if not calls:
             return [r for r in out if r is not None]
@@ -180,12 +136,12 @@ class RedisEventStore:
             # (the pipeline's ``Script`` support would first ask SCRIPT EXISTS: a round trip).
             pipe = self._r.pipeline(transaction=False)
             for call_keys, args in calls:
-                pipe.evalsha(self._whole.sha, len(call_keys), *call_keys, *args)
+                pipe.evalsha(self._append.sha, len(call_keys), *call_keys, *args)
             replies = pipe.execute(raise_on_error=False)
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in replies):
                 # A server restarted without its script cache: load it, send them again (a
                 # script that ran is refused the second time as a duplicate or stale).
-                self._r.script_load(APPEND_WHOLE_LUA)
+                self._r.script_load(APPEND_LUA)
                 continue
             break
         answers = iter(replies)
@@ -196,36 +152,16 @@ class RedisEventStore:
             if isinstance(reply, Exception):
                 raise reply
             try:
-                out[i] = self._result(reply[0], reply[1], 0, command_id)
+                out[i] = _result(reply[0], reply[1], 0, command_id)
             except (StaleVersion, DuplicateCommand) as refused:
                 out[i] = refused
         return [r for r in out if r is not None]
-
-    def _append_whole(self, game_id: str, log: EncodedLog, command_id: str | None) -> AppendResult:
-        call_keys, args = _whole_call(game_id, log, command_id)
-        status, value = self._whole(keys=call_keys, args=args)
-        return self._result(status, value, 0, command_id)
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``EventStore.read``."""
         # Start one entry early: its hash is the first envelope's prev_hash.
         start = max(after, 1)
-        count = None if limit is None else limit + (after >= 1)
-        # The client has decode_responses off: field names and values are bytes.
-        rows = cast(
-            "list[tuple[bytes, dict[bytes, bytes]]]",
-            self._r.xrange(keys.events(game_id), min=f"0-{start}", max="+", count=count),
-        )
-        raws = [fields[b"env"] for _id, fields in rows]
-        first = int(rows[0][0].split(b"-")[1]) if rows else None
-        if first is None or first > start:
-            # Versions before the stream's first may be in a log written whole.
-            whole = cast("bytes | None", self._r.get(keys.log(game_id)))
-            if whole:
-                parts = whole.split(b"\n")
-                raws = parts[start - 1 : len(parts) if first is None else first - 1] + raws
-                if count is not None:
-                    del raws[count:]
+        raws = self._entries(game_id, start, None if limit is None else after + limit)
         docs = [orjson.loads(raw) for raw in raws]
         prev = GENESIS_HASH
         if after >= 1:
@@ -238,6 +174,26 @@ class RedisEventStore:
             prev = doc["hash"]
             out.append(Envelope.from_dict(doc))
         return out
+
+    def _entries(self, game_id: str, first: int, last: int | None) -> list[bytes]:
+        """The stored entries of versions ``first`` to ``last`` (None: to the newest)."""
+        key = keys.log(game_id)
+        if first > 1:
+            # A read from a version is mostly of the newest entries (a feed's next message, a
+            # cached game's reload): the log's tail is asked first, the whole log only when the
+            # tail begins after ``first``.
+            tail = cast("bytes", self._r.getrange(key, -TAIL_BYTES, -1))
+            if not tail:
+                return []
+            lines = tail.split(b"\n")
+            if len(tail) == TAIL_BYTES:
+                del lines[0]  # the tail may begin within an entry
+            if lines:
+                oldest = int(orjson.loads(lines[0])["version"])
+                if oldest <= first:
+                    return lines[first - oldest : None if last is None else last - oldest + 1]
+        log = cast("bytes | None", self._r.get(key))
+        return log.split(b"\n")[first - 1 : last] if log else []
 
     def head(self, game_id: str) -> tuple[int, str]:
         """See ``EventStore.head``."""
@@ -255,18 +211,34 @@ class RedisEventStore:
         return int(lo), int(hi)
 
 
-def _whole_call(
-    game_id: str, log: EncodedLog, command_id: str | None
+def _call(
+    game_id: str,
+    raws: Sequence[bytes],
+    prev_hash: str,
+    last_hash: str,
+    expected_version: int,
+    command_id: str | None,
 ) -> tuple[list[str], list[Any]]:
-    """The keys and arguments of ``APPEND_WHOLE_LUA`` for a whole log."""
-    if log.first != 1:
-        raise ValueError("a log written whole holds versions 1 to n")
-    # Entries are compact JSON, which escapes every newline (``EncodedLog``): one per line.
-    whole = b"\n".join(log.raws)
-    last = len(log.raws)
-    call_keys = [keys.events(game_id), keys.head(game_id), keys.commands(game_id),
-                 keys.log(game_id)]  # fmt: skip
-    return call_keys, [command_id or "", last, log.hash, whole]
+    """The keys and arguments of ``APPEND_LUA`` for entries after ``expected_version``."""
+    # Entries are compact JSON, which escapes every newline: one per line. Past the first
+    # append the log is not empty, and the new entries start on a line of their own.
+    joined = b"\n".join([b"", *raws] if expected_version else raws)
+    call_keys = [keys.log(game_id), keys.head(game_id), keys.commands(game_id)]
+    args: list[Any] = [expected_version, prev_hash, command_id or "", last_hash, len(raws),
+                       GENESIS_HASH, joined]  # fmt: skip
+    return call_keys, args
+
+
+def _result(status: Any, value: Any, expected_version: int, command_id: str | None) -> AppendResult:
+    """The script's reply as the port says: an AppendResult, or the refusal raised."""
+    status = _text(status)
+    value = _text(value)
+    if status == "dup":
+        lo, hi = value.split("-")
+        raise DuplicateCommand(command_id or "", int(lo), int(hi))
+    if status == "stale":
+        raise StaleVersion(expected_version, int(value))
+    return AppendResult(expected_version + 1, int(value))
 
 
 def _text(value: Any) -> str:
