@@ -9,6 +9,11 @@ generic ``random_playout``: rewards and the generator's next draw, so a play-out
 once more or once less fails); plus whole random games' events. Recorded games' bot moves are
 re-decided by audits, so a search that drew in another order would fail every old game's
 audit: none of these may change.
+
+Issue 28 changed the search on purpose (policy version 2 of Skull's ISMCTS: a flat search of
+the heuristic's candidates, each played out as the heuristic plays) and wrote the pins again
+from that tree: the views, the heuristic's choices and the games' events are the old tree's
+still (unchanged bytes); the searches and the search's rollouts are version 2's.
 """
 
 from __future__ import annotations

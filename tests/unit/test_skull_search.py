@@ -1,7 +1,8 @@
 """Skull's search hooks (``shared/games/skull/search.py``, the package's ``SEARCH``).
 
-Its ``playout_rollout`` plays uniformly random legal commands on the kernel, drawing as the
-search always has for Skull (forced moves draw nothing; a blind pick draws the lost disc): each
+Its ``random_rollout`` (the search's play-out until policy version 2 of Skull's ISMCTS, which
+plays out as the heuristic plays: ``modelled_rollout``, tested at the end) plays uniformly
+random legal commands on the kernel, drawing as the search always had for Skull (forced moves draw nothing; a blind pick draws the lost disc): each
 move is checked with a scripted ``randbelow`` (index ``r`` must give the state after the
 kernel's ``legal_commands[r]``), also from determinized states, at the move cap (the constants
 it restates from ``ismcts`` held equal), and in distribution against ``ismcts.random_playout``.
@@ -161,12 +162,12 @@ def test_playouts_from_midgame_and_determinized_states_give_rewards(
     for i, state in enumerate(game(seats, rule, seed)):
         if rnd.random() < 0.1:
             before = repr(state)
-            assert_rewards(SEARCH.playout_rollout(skull, state, random.Random(i)), state)
+            assert_rewards(SEARCH.random_rollout(skull, state, random.Random(i)), state)
             assert repr(state) == before  # the play-out ran on a thawed copy
             viewer = rnd.randrange(seats)
             view = projections.game_view(skull, state, viewer)
             full = skull.determinize(view, viewer, ismcts.FastRng(random.Random(i)))
-            assert_rewards(SEARCH.playout_rollout(skull, full, random.Random(i)), full)
+            assert_rewards(SEARCH.random_rollout(skull, full, random.Random(i)), full)
 
 
 def test_the_search_uses_the_hooks() -> None:
@@ -188,7 +189,7 @@ def test_the_move_cap_is_counted_and_scored_as_the_engine_path_does(
                     continue
                 monkeypatch.setattr(ismcts, "PLAYOUT_CAP", cap)
                 monkeypatch.setattr(SEARCH, "PLAYOUT_CAP", cap)
-                ours = SEARCH.playout_rollout(skull, state, random.Random(0))
+                ours = SEARCH.random_rollout(skull, state, random.Random(0))
                 assert ours == ismcts.random_playout(skull, state, random.Random(0))
                 wins = [p.wins for p in state.players]
                 assert capped_rewards(wins) == ismcts._capped(skull, state)
@@ -211,7 +212,7 @@ def test_playouts_win_as_often_as_the_plain_random_playout() -> None:
             and any(p.wins for p in s.players)
         )
         plain = [ismcts.random_playout(skull, state, random.Random(k)) for k in range(2000)]
-        ours = [SEARCH.playout_rollout(skull, state, random.Random(10**6 + k)) for k in range(2000)]
+        ours = [SEARCH.random_rollout(skull, state, random.Random(10**6 + k)) for k in range(2000)]
         for seat in range(seats):
             expected = sum(r[seat] for r in plain) / len(plain)
             got = sum(r[seat] for r in ours) / len(ours)
@@ -230,3 +231,58 @@ def test_the_rollout_drives_a_search() -> None:
 def test_the_benchmark_script_imports() -> None:
     module = importlib.import_module("benchmarks.bench_sim_skull")
     assert callable(module.main)
+
+
+# --- the modelled search (ISMCTS policy version 2) -------------------------------------------
+
+
+def test_the_root_candidates_are_legal_and_lead_with_the_heuristics_choice() -> None:
+    seen: Counter[str] = Counter()
+    for seats, rule, seed in [(4, "czech", 11), (5, "english", 12), (3, "czech", 13)]:
+        for state in game(seats, rule, seed):
+            acting = skull.to_act(state)
+            if not acting:
+                continue
+            seat = acting[0]
+            view = {**projections.game_view(skull, state, seat), "game": "skull"}
+            found = SEARCH.root_commands(view, random.Random(seed))
+            own = skull.HEURISTIC(view, random.Random(seed))
+            assert found is not None and found[0] == own
+            assert all(doc in view["legal_commands"] for doc in found)
+            assert len({tuple(sorted(d.items())) for d in found}) == len(found)  # distinct
+            if state.phase in (skull.PLACING, skull.BIDDING):
+                seen["searched"] += len(found) > 1
+            else:
+                assert found == [own]  # flips, penalties, the starter: the heuristic's alone
+                seen["forced"] += 1
+    assert seen["searched"] and seen["forced"]
+
+
+@settings(max_examples=10, deadline=None)
+@given(seat_counts, rules, seeds)
+def test_modelled_playouts_end_with_rewards_and_leave_the_state(
+    seats: int, rule: str, seed: int
+) -> None:
+    rnd = random.Random(seed)
+    for i, state in enumerate(game(seats, rule, seed)):
+        if rnd.random() < 0.1:
+            before = repr(state)
+            got = SEARCH.modelled_rollout(skull, state, random.Random(i))
+            assert_rewards(got, state)
+            assert repr(state) == before
+            # The same generator plays the same game: the search is deterministic.
+            assert SEARCH.modelled_rollout(skull, state, random.Random(i)) == got
+
+
+def test_the_search_plays_the_heuristics_candidates_flat() -> None:
+    assert SEARCH.FLAT_SEARCH is True
+    assert ismcts.default_rollout(skull) is SEARCH.playout_rollout
+    state = next(s for s in game(4, "czech", 7) if s.phase == skull.BIDDING)
+    (seat,) = skull.to_act(state)
+    view = {**projections.game_view(skull, state, seat), "game": "skull"}
+    result = ismcts.search(view, random.Random(1), iterations=24)
+    candidates = SEARCH.root_commands(view, random.Random(1))
+    assert candidates is not None and result.command in candidates
+    assert {tuple(sorted(c.items())) for c, _, _ in result.children} <= {
+        tuple(sorted(c.items())) for c in candidates
+    }

@@ -1,18 +1,24 @@
 """Skull's search hooks for ``shared/bots/ismcts.py`` (the package's ``SEARCH``).
 
-Only ``playout_rollout``: uniformly random legal commands on a thawed kernel until the game
-ends or ``PLAYOUT_CAP`` moves, as ``ismcts.random_playout`` plays them in distribution, but
-with the draws the search has always made for Skull (recorded games' bot moves are re-decided
-by audits, so they may not change):
+**The search (ISMCTS policy version 2)** is flat (``FLAT_SEARCH``): every iteration deals the
+hidden discs, plays one of ``root_commands`` (the heuristic's choice first; in the placing and
+the bidding also the other discs, the lowest bids, passing and one bid past the heuristic's;
+elsewhere the heuristic's choice alone), then ``modelled_rollout``: the rest of the game as the
+heuristic plays it for every seat, on the kernel. Random play-outs made the search weaker than
+the heuristic it played against (random bids fail almost always, so a bid's play-out said
+little about it): against three heuristics it won about one four-player game in ten, the
+modelled search six in ten (BENCHMARKS.md, "Issue 28: Skull's search").
+
+**The random play-out** (``random_rollout``, the search's until version 2; kept as the
+kernel's random play-out that benchmarks time): uniformly random legal commands on a thawed
+kernel until the game ends or ``PLAYOUT_CAP`` moves, as ``ismcts.random_playout`` plays them
+in distribution, with the draws the search always made for Skull:
 
 * a forced move draws nothing: the challenger's own stack, and a discard with one face left;
 * a blind pick draws the lost disc directly (a uniform index into the face-down discs, a
   skull for an index below their skull count: a uniform disc), so the failed flip before it
   shuffles nothing (``_Unshuffled``), and a pick from a determinized order draws as one from
   a fresh one.
-
-Everything else is the kernel's: ``legal_commands`` in its order (one ``randbelow`` over it),
-``apply`` with the kernel's own mutators, ``outcome``.
 
 Engines import nothing outside ``shared.games`` (the rings), so ``PLAYOUT_CAP`` and the
 rewards of a capped play-out are ``ismcts``'s restated; ``tests/unit/test_skull_search.py``
@@ -22,11 +28,23 @@ holds them equal.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from shared.games.skull import bots as heuristic
 from shared.games.skull.kernel import SkullKernel
-from shared.games.skull.messages import FLIPPING, GAME_OVER_PHASE, PENALTY, SKULL, State
+from shared.games.skull.messages import (
+    BIDDING,
+    FLIPPING,
+    GAME_OVER_PHASE,
+    PENALTY,
+    PLACING,
+    SKULL,
+    State,
+    command_to_json,
+    parse_command,
+)
+from shared.games.skull.view import view
 
 T = TypeVar("T")
 
@@ -48,7 +66,7 @@ class _Unshuffled:
 _UNSHUFFLED: Any = _Unshuffled()
 
 
-def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
+def random_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
     """An ``ismcts.Rollout``: one random play-out of ``state`` (``engine`` is Skull's; not
     read); one reward per seat (1 shared among the winners, else the capped shares)."""
     below: Callable[[int], int] = rand._randbelow  # type: ignore[attr-defined]
@@ -115,3 +133,69 @@ def capped_rewards(scores: Sequence[int]) -> list[float]:
         / (n - 1)
         for mine in scores
     ]
+
+
+# --- the modelled search: the heuristic's candidates, played out as the heuristic plays -------
+
+# A flat search (``ismcts``'s ``FLAT_SEARCH``): every iteration deals the hidden discs, plays
+# one root candidate, then the rest of the game as the heuristic plays it for every seat.
+FLAT_SEARCH = True
+
+
+def _key(doc: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(sorted(doc.items()))
+
+
+def root_commands(view: Mapping[str, Any], rand: random.Random) -> list[dict[str, Any]] | None:
+    """The root's candidates (client JSON): the heuristic's choice first; in the placing and
+    the bidding (the decisions the game turns on) also each disc it may place, the lowest bid
+    and the next one, passing, and one bid past the heuristic's. Elsewhere (flips, penalties,
+    the starter) the heuristic's choice alone: a forced move, no search."""
+    own = heuristic.choose(view, rand)
+    if own is None:
+        return None
+    phase = view.get("phase")
+    if phase not in (PLACING, BIDDING):
+        return [own]
+    legal: list[dict[str, Any]] = list(view.get("legal_commands") or [])
+    bids = sorted((c for c in legal if c["type"] == "bid"), key=lambda c: c["count"])
+    wanted = [c for c in legal if c["type"] in ("place", "pass")] + bids[:2]
+    if own["type"] == "bid":
+        wanted += [c for c in bids if c["count"] == own["count"] + 1]
+    out = {_key(own): own}
+    for doc in wanted:
+        out.setdefault(_key(doc), dict(doc))
+    return list(out.values())
+
+
+def modelled_view(kernel: SkullKernel, seat: int) -> dict[str, Any]:
+    """What the service shows ``seat`` (its view, listing, turn), for the heuristic."""
+    doc = view(kernel.freeze(), seat)
+    doc["legal_commands"] = [command_to_json(c) for c in kernel.legal_commands(seat)]
+    doc.update(seat=seat, to_act=[seat], outcome=None)
+    return doc
+
+
+def modelled_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
+    """The rest of the game as the heuristic plays it for every seat, on the kernel; the
+    rewards (1 shared among the winners; capped: the win markers' shares)."""
+    kernel = SkullKernel.thaw(state)
+    apply, on = kernel.apply, kernel.on
+    for _ in range(PLAYOUT_CAP):
+        if kernel.phase == GAME_OVER_PHASE:
+            winners = kernel.winners
+            out = [0.0] * kernel.seats
+            for w in winners:
+                out[w] = 1.0 / len(winners)
+            return out
+        seat = kernel.turn
+        assert seat is not None
+        pick = heuristic.choose(modelled_view(kernel, seat), rand)
+        assert pick is not None
+        apply(seat, parse_command(pick), _UNSHUFFLED, on)
+    return capped_rewards(kernel.wins)
+
+
+def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
+    """What ``ismcts`` uses by default for Skull: ``modelled_rollout``."""
+    return modelled_rollout(engine, state, rand)

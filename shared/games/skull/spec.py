@@ -130,5 +130,8 @@ SPEC = GameSpec(
     # made from public facts alone, the skull goes down only as a round's first disc and
     # more often, and the bluffs of version 1 are gone. From the same view and randomness
     # it places and bids otherwise than version 1 did.
-    policy_versions=MappingProxyType({"heuristic": 2}),
+    # ismcts 2: a flat search of the heuristic's candidates, each played out as the
+    # heuristic plays (``search.modelled_rollout``); it follows the heuristic's changes.
+    policy_versions=MappingProxyType({"heuristic": 2, "ismcts": 2}),
+    policy_follows=MappingProxyType({"ismcts": "heuristic"}),
 )  # fmt: skip

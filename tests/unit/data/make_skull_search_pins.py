@@ -1,7 +1,8 @@
 """Write ``skull_search_pins.json``: what Skull's bots and play-outs do today, to pin them.
 
 Run once, from the tree whose behaviour is to be kept (issue 26 ran it on the tree before the
-kernel conversion)::
+kernel conversion; issue 28 again after a deliberate change of the search, see
+``test_skull_kernel_pins.py``)::
 
     .venv/bin/python -m tests.unit.data.make_skull_search_pins > tests/unit/data/skull_search_pins.json
 
