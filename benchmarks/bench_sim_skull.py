@@ -4,8 +4,9 @@ Two measurements, each through names only (``ismcts.default_rollout``, ``ismcts.
 the same script times any tree (issue 26 ran it on the tree before Skull's kernel, where the
 rollout was the ``shared.sim`` simulator, and after):
 
-* ``playouts``: the search's rollout for Skull (``ismcts.default_rollout(skull)``: today the
-  kernel's ``SEARCH.playout_rollout``) from ``--games`` round-1 states per seat count, the k-th
+* ``playouts``: Skull's random play-out (``SEARCH.random_rollout`` where the tree has one: the
+  search's own until its version 2 played out as the heuristic plays; else
+  ``ismcts.default_rollout(skull)``, the ``shared.sim`` simulator's or the kernel's) from ``--games`` round-1 states per seat count, the k-th
   with ``random.Random(k)``; and, interleaved A B A B with it, ``ismcts.random_playout`` (the
   generic play-out on the kernel). CPU time per side and round; the ratio is the rollout's
   games/s over the generic one's, the median of the rounds the figure.
@@ -52,8 +53,10 @@ def start_states(seats: int, games_: int, seed: int) -> list[Any]:
 
 
 def rollout(state: Any, rand: random.Random) -> Any:
-    """The search's play-out for Skull."""
-    return ismcts.default_rollout(skull)(skull, state, rand)
+    """Skull's random play-out (see ``playouts`` above)."""
+    random_rollout = getattr(getattr(skull, "SEARCH", None), "random_rollout", None)
+    play = random_rollout or ismcts.default_rollout(skull)
+    return play(skull, state, rand)
 
 
 def plain(state: Any, rand: random.Random) -> Any:
