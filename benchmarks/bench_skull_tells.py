@@ -17,13 +17,25 @@ the majority label and the same predictor on public facts the bidding does not c
 owned, wins, whether its skull is known to be gone, players in). A bot whose public choices
 carry nothing about its stack keeps every predictor at the base rate, up to noise.
 
-Run: ``python benchmarks/bench_skull_tells.py --games 400 --players 4 [--json out.json]``.
+The measured bot is the heuristic by default: every seat plays it and every seat is measured.
+``--bot SPEC`` (the CLI's spelling: ``ismcts:iterations=100``) measures another bot: in game
+``i`` seat ``i mod players`` plays it (no seat's first-player luck counts more than another's)
+and the other seats the heuristic, as in the default run.
+
+The intervals are 95% ones, normal over games (a game's decisions are not independent of each
+other, so the variance is taken between games' sums): of the best predictor's accuracy, and of
+its gain over the base rate (both figures on the same decisions, so the gain's is paired). They
+count the folds' noise only: picking the best feature set is not in them.
+
+Run: ``python benchmarks/bench_skull_tells.py --games 400 --players 4 [--bot SPEC]
+[--json out.json]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,9 +46,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine  # noqa: E402
+from services.cli_args import parse_bot  # noqa: E402
+from shared.app import bots as registry  # noqa: E402
 from shared.app.playout import play  # noqa: E402
 from shared.games import skull  # noqa: E402
 from shared.match.record import GameRecord  # noqa: E402
+from shared.tournaments.plan import spec_label  # noqa: E402
+
+HEURISTIC: Mapping[str, Any] = {"bot": "heuristic"}
+# A normal interval's half-width in standard errors (95%).
+Z95 = 1.96
 
 # Cells of public features, coarse to fine. ``kind`` is open / raise / pass; ``jump`` is the
 # bid's rise over the standing bid. The last set adds what is public but not chosen by the
@@ -120,25 +139,41 @@ def public_features(record: GameRecord, seat: int, command: Any) -> dict[str, An
     }
 
 
+def seating(
+    bot: Mapping[str, Any], players: int, game: int
+) -> tuple[list[dict[str, Any]], set[int]]:
+    """The seat specs of game ``game`` and its measured seats: with the heuristic measured every
+    seat plays it and is measured; another bot plays seat ``game mod players``, the others the
+    heuristic."""
+    if dict(bot) == HEURISTIC:
+        return [dict(HEURISTIC) for _ in range(players)], set(range(players))
+    seat = game % players
+    return [dict(bot) if s == seat else dict(HEURISTIC) for s in range(players)], {seat}
+
+
 def collect(
     games: int,
     players: int,
     seed: str,
-    bots: Sequence[str] | None = None,
-    measured: str = "heuristic",
+    bot: Mapping[str, Any] = HEURISTIC,
     options: Mapping[str, Any] | None = None,
 ) -> list[Decision]:
-    """Every bidding decision of the seats playing ``measured`` over ``games`` games (``bots``:
-    one name per seat, all ``measured`` by default)."""
-    names = list(bots) if bots else [measured] * players
-    specs = [{"bot": b} for b in names]
+    """Every bidding decision of the seats playing ``bot`` (a seat spec) over ``games`` games,
+    seated by ``seating``."""
     out: list[Decision] = []
     for g in range(games):
+        specs, measured = seating(bot, players, g)
 
         def step(
-            record: GameRecord, seat: int, command: Any, _events: Any, _after: Any, game: int = g
+            record: GameRecord,
+            seat: int,
+            command: Any,
+            _events: Any,
+            _after: Any,
+            game: int = g,
+            measured: set[int] = measured,
         ) -> None:
-            if names[seat] != measured:
+            if seat not in measured:
                 return
             features = public_features(record, seat, command)
             if features is not None:
@@ -158,10 +193,13 @@ def _majority(labels: Counter[bool]) -> bool:
     return labels[True] >= labels[False]
 
 
-def cross_validate(decisions: Sequence[Decision], features: Sequence[str], folds: int) -> float:
-    """Accuracy on held-out games of "the training games' majority label in this cell of
-    ``features``" (no features: the base rate), pooled over ``folds`` splits by game."""
-    right = total = 0
+def held_out(
+    decisions: Sequence[Decision], features: Sequence[str], folds: int
+) -> list[tuple[int, bool]]:
+    """Each decision's game and whether "the training games' majority label in this cell of
+    ``features``" (no features: the majority) got it right, predicted from the other folds
+    (games split by index)."""
+    out: list[tuple[int, bool]] = []
     for fold in range(folds):
         train = [d for d in decisions if d.game % folds != fold]
         test = [d for d in decisions if d.game % folds == fold]
@@ -175,9 +213,33 @@ def cross_validate(decisions: Sequence[Decision], features: Sequence[str], folds
         for d in test:
             seen = cells.get(_cell(d, features))
             guess = _majority(seen) if seen else fallback
-            right += guess == d.skull
-            total += 1
-    return right / total if total else float("nan")
+            out.append((d.game, guess == d.skull))
+    return out
+
+
+def cross_validate(decisions: Sequence[Decision], features: Sequence[str], folds: int) -> float:
+    """Accuracy on held-out games of "the training games' majority label in this cell of
+    ``features``" (no features: the base rate), pooled over ``folds`` splits by game."""
+    hits = held_out(decisions, features, folds)
+    return sum(hit for _game, hit in hits) / len(hits) if hits else float("nan")
+
+
+def interval(scores: Sequence[tuple[int, float]]) -> tuple[float, float]:
+    """A 95% interval of the mean of per-decision ``(game, score)``, normal over games: the
+    variance is that of each game's sum about its share of the mean (games are the
+    independent units, not decisions)."""
+    n = len(scores)
+    if n == 0:
+        return float("nan"), float("nan")
+    mean = sum(score for _game, score in scores) / n
+    per_game: dict[int, tuple[float, int]] = {}
+    for game, score in scores:
+        total, count = per_game.get(game, (0.0, 0))
+        per_game[game] = (total + score, count + 1)
+    k = len(per_game)
+    spread = sum((total - mean * count) ** 2 for total, count in per_game.values())
+    half = Z95 * math.sqrt(spread * k / max(k - 1, 1)) / n
+    return mean - half, mean + half
 
 
 def tells(decisions: Iterable[Decision]) -> dict[str, dict[str, Any]]:
@@ -192,7 +254,13 @@ def tells(decisions: Iterable[Decision]) -> dict[str, dict[str, Any]]:
         )
         table[key]["n"] += 1
         table[key]["skull"] += d.skull
-    return dict(sorted(table.items()))
+    return dict(sorted(table.items(), key=lambda item: _by_kind_and_bid(item[0])))
+
+
+def _by_kind_and_bid(key: str) -> tuple[str, int]:
+    # "raise 11" after "raise 9": bids in numeric order.
+    kind, _, bid = key.partition(" ")
+    return kind, int(bid or 0)
 
 
 def analyse(decisions: Sequence[Decision], folds: int = 5) -> dict[str, Any]:
@@ -206,6 +274,10 @@ def analyse(decisions: Sequence[Decision], folds: int = 5) -> dict[str, Any]:
     base = max(majority, context)
     per_set = {name: cross_validate(decisions, f, folds) for name, f in FEATURE_SETS.items()}
     best = max(per_set, key=lambda name: per_set[name])
+    best_hits = held_out(decisions, FEATURE_SETS[best], folds)
+    base_hits = held_out(decisions, CONTEXT if context > majority else (), folds)
+    # Both lists hold the same decisions in the same order (the folds' test games in turn).
+    gains = [(g, float(b) - float(a)) for (g, b), (_g, a) in zip(best_hits, base_hits, strict=True)]
     return {
         "decisions": len(decisions),
         "skull_share": sum(d.skull for d in decisions) / len(decisions) if decisions else 0.0,
@@ -216,14 +288,34 @@ def analyse(decisions: Sequence[Decision], folds: int = 5) -> dict[str, Any]:
         "best": best,
         "best_accuracy": per_set[best],
         "gain": per_set[best] - base,
+        "best_interval": list(interval([(g, float(hit)) for g, hit in best_hits])),
+        "gain_interval": list(interval(gains)),
         "by_kind_and_bid": tells(decisions),
     }
 
 
-def run(games: int, players: int, seed: str, folds: int = 5) -> dict[str, Any]:
-    """All-heuristic games measured: the analysis, with what was played."""
-    result = analyse(collect(games, players, seed), folds)
-    return {"machine": machine(), "games": games, "players": players, "seed": seed, **result}
+def run(
+    games: int, players: int, seed: str, folds: int = 5, bot: Mapping[str, Any] = HEURISTIC
+) -> dict[str, Any]:
+    """``bot``'s games measured (by default all-heuristic): the analysis, with what was
+    played."""
+    result = analyse(collect(games, players, seed, bot), folds)
+    out = {"machine": machine(), "games": games, "players": players, "seed": seed}
+    if dict(bot) != HEURISTIC:  # the default run's file stays as it was
+        out["bot"] = spec_label(bot)
+    return {**out, **result}
+
+
+def bot_spec(text: str) -> dict[str, Any]:
+    """``--bot``'s value: a seat spec in the CLI's spelling, checked by the bot registry."""
+    try:
+        spec = parse_bot(text)
+        registry.parse_spec(spec)
+    except (ValueError, registry.BotSpecError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {exc}; bots: {', '.join(registry.names())}"
+        ) from exc
+    return spec
 
 
 def main() -> None:
@@ -233,11 +325,19 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--seed", default="tells")
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument(
+        "--bot",
+        type=bot_spec,
+        default=dict(HEURISTIC),
+        help="the measured bot, e.g. ismcts:iterations=100 (default heuristic: every seat; "
+        "another bot plays one seat, rotating, the others the heuristic)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
     print(machine(), flush=True)
-    out = run(args.games, args.players, args.seed, args.folds)
-    print(f"{out['decisions']} bidding decisions in {args.games} games of {args.players}")
+    out = run(args.games, args.players, args.seed, args.folds, args.bot)
+    seats = f", {out['bot']} in one seat" if "bot" in out else ""
+    print(f"{out['decisions']} bidding decisions in {args.games} games of {args.players}{seats}")
     for key, row in out["by_kind_and_bid"].items():
         print(f"  {key:>9}: {row['skull']:>5} of {row['n']:>5} with a skull down")
     for name, acc in out["predictors"].items():
@@ -249,6 +349,11 @@ def main() -> None:
     print(
         f"best predictor ({out['best']}) {out['best_accuracy']:.3f}: "
         f"{out['gain'] * 100:+.1f} points over the base rate"
+    )
+    (low, high), (gain_low, gain_high) = out["best_interval"], out["gain_interval"]
+    print(
+        f"95% intervals (over games): best predictor {low:.3f}-{high:.3f}, "
+        f"gain {gain_low * 100:+.1f} to {gain_high * 100:+.1f} points"
     )
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
