@@ -80,12 +80,8 @@ def play(kernel: SkullKernel, randbelow: Callable[[int], int], cap: int) -> list
     rng = _UNSHUFFLED
     for _ in range(cap):
         phase = kernel.phase
-        if phase == GAME_OVER_PHASE:  # ``outcome()``'s winners, without its dict
-            winners = kernel.winners
-            out = [0.0] * kernel.seats
-            for w in winners:
-                out[w] = 1.0 / len(winners)
-            return out
+        if phase == GAME_OVER_PHASE:
+            return _won(kernel)
         seat = kernel.turn
         assert seat is not None  # a game not over has a seat to act
         legal = legal_commands(seat)
@@ -113,6 +109,15 @@ def play(kernel: SkullKernel, randbelow: Callable[[int], int], cap: int) -> list
             raise RuntimeError(f"skull: seat {seat} is to act with no legal command")
         apply(seat, command, rng, on)
     return capped_rewards(kernel.wins)
+
+
+def _won(kernel: SkullKernel) -> list[float]:
+    """A finished game's rewards: ``outcome()``'s winners share 1, without its dict."""
+    winners = kernel.winners
+    out = [0.0] * kernel.seats
+    for w in winners:
+        out[w] = 1.0 / len(winners)
+    return out
 
 
 def _first_flower(shuffled: tuple[str, ...]) -> int:
@@ -183,11 +188,7 @@ def modelled_rollout(engine: Any, state: State, rand: random.Random) -> list[flo
     apply, on = kernel.apply, kernel.on
     for _ in range(PLAYOUT_CAP):
         if kernel.phase == GAME_OVER_PHASE:
-            winners = kernel.winners
-            out = [0.0] * kernel.seats
-            for w in winners:
-                out[w] = 1.0 / len(winners)
-            return out
+            return _won(kernel)
         seat = kernel.turn
         assert seat is not None
         pick = heuristic.choose(modelled_view(kernel, seat), rand)
