@@ -937,25 +937,36 @@ print(json.dumps(out))
 """
 
 
-def wsgi_probe(tree: Path, requests: int) -> dict[str, float]:
-    """``WSGI_PROBE`` in a fresh process with the code of ``tree``: µs of CPU per request."""
+def probe(tree: Path, script: str, count: int, timeout: float) -> dict[str, Any]:
+    """``script`` (``WSGI_PROBE``, ``WORKER_PROBE``) in a fresh process with the code of
+    ``tree``, given ``count``: the JSON of its last line."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
-        [sys.executable, "-c", WSGI_PROBE, str(requests)],
-        cwd=tree, env=env, check=True, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-c", script, str(count)],
+        cwd=tree, env=env, check=True, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
-    doc: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    doc: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return doc
 
 
-def wsgi_rounds(baseline: Path, rounds: int, requests: int) -> dict[str, Any]:
-    """``wsgi_probe`` of this tree and of ``baseline`` in turn, A B A B; per-round ratios."""
+def probe_rounds(
+    baseline: Path,
+    rounds: int,
+    script: str,
+    count: tuple[str, int],
+    figures: tuple[str, ...],
+    timeout: float,
+) -> dict[str, Any]:
+    """``probe`` of this tree and of ``baseline`` in turn, A B A B; per-round ratios of each
+    of ``figures``, and ``count`` (its name, its value) recorded with them."""
+    name, value = count
     rows = []
     for _ in range(rounds):
-        after, before = wsgi_probe(ROOT, requests), wsgi_probe(baseline, requests)
+        after = probe(ROOT, script, value, timeout)
+        before = probe(baseline, script, value, timeout)
         rows.append({"after": after, "before": before})
-    out: dict[str, Any] = {"rounds": rows, "requests": requests}
-    for key in ("get_view_us", "post_command_us"):
+    out: dict[str, Any] = {"rounds": rows, name: value}
+    for key in figures:
         ratios = [r["after"][key] / r["before"][key] for r in rows]
         out[key] = {
             "before": statistics.median(r["before"][key] for r in rows),
@@ -1041,35 +1052,6 @@ print(json.dumps({"worker_us": spent / n * 1e6,
 """
 
 
-def worker_probe(tree: Path, commands: int) -> dict[str, Any]:
-    """``WORKER_PROBE`` in a fresh process with the code of ``tree``."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run(
-        [sys.executable, "-c", WORKER_PROBE, str(commands)],
-        cwd=tree, env=env, check=True, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    doc: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return doc
-
-
-def worker_rounds(baseline: Path, rounds: int, commands: int) -> dict[str, Any]:
-    """``worker_probe`` of this tree and of ``baseline`` in turn, A B A B; per-round ratios."""
-    rows = []
-    for _ in range(rounds):
-        after, before = worker_probe(ROOT, commands), worker_probe(baseline, commands)
-        rows.append({"after": after, "before": before})
-    out: dict[str, Any] = {"rounds": rows, "commands": commands}
-    for key in ("worker_us", "redis_commands", "python_calls"):
-        ratios = [r["after"][key] / r["before"][key] for r in rows]
-        out[key] = {
-            "before": statistics.median(r["before"][key] for r in rows),
-            "after": statistics.median(r["after"][key] for r in rows),
-            "ratios": ratios,
-            "median_ratio": statistics.median(ratios),
-        }
-    return out
-
-
 def main() -> None:
     """Print the figures as JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -1100,9 +1082,13 @@ def main() -> None:
     )  # fmt: skip
     result.pop("latencies_ms")
     if a.wsgi_requests and a.baseline_tree:
-        result["wsgi"] = wsgi_rounds(a.baseline_tree, a.rounds, a.wsgi_requests)
+        result["wsgi"] = probe_rounds(a.baseline_tree, a.rounds, WSGI_PROBE,
+                                      ("requests", a.wsgi_requests),
+                                      ("get_view_us", "post_command_us"), 600)  # fmt: skip
     if a.worker_commands and a.baseline_tree:
-        result["worker_probe"] = worker_rounds(a.baseline_tree, a.rounds, a.worker_commands)
+        result["worker_probe"] = probe_rounds(
+            a.baseline_tree, a.rounds, WORKER_PROBE, ("commands", a.worker_commands),
+            ("worker_us", "redis_commands", "python_calls"), 900)  # fmt: skip
     result["command"] = "python benchmarks/bench_gateway.py " + " ".join(sys.argv[1:])
     result["when"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     result["machine"] = machine()
