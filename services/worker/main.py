@@ -32,6 +32,10 @@ def run(game_type: str) -> None:
     first (the signal only sets ``stop_event``)."""
     logs.configure(f"worker-{game_type}")
     consumer = build_consumer(game_type)
+    # Before anything that lets a caller see the worker alive (its /metrics port, its
+    # decisions): a SIGTERM from then on is a clean stop, never the default kill.
+    signal.signal(signal.SIGTERM, lambda *_: consumer.stop_event.set())
+    signal.signal(signal.SIGINT, lambda *_: consumer.stop_event.set())
     streams = len(consumer.streams)
     DeadlineScheduler(  # turn clocks' time-outs, stalled bot games, trimming
         consumer.app,
@@ -41,6 +45,4 @@ def run(game_type: str) -> None:
     # With TABLETOP_METRICS_PORT: this process's own /metrics (its own files alone when they
     # are in the directory the stack's workers share).
     metrics.serve(metrics.own_registry())
-    signal.signal(signal.SIGTERM, lambda *_: consumer.stop_event.set())
-    signal.signal(signal.SIGINT, lambda *_: consumer.stop_event.set())
     consumer.run()

@@ -61,6 +61,13 @@ def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
         p.wait(10)
 
 
+def _serving(port: int) -> bool:
+    try:
+        return requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).ok
+    except requests.ConnectionError:
+        return False
+
+
 def _accepted(client: redis.Redis, commands: list[tuple[str, str]]) -> int:
     pipe = client.pipeline(transaction=False)
     for gid, cid in commands:
@@ -109,15 +116,23 @@ def test_sigterm_finishes_and_acknowledges_then_the_next_worker_applies_the_rest
     consumers = redis_client.xinfo_consumers(STREAM, GROUP)
     assert consumers == []  # it left the group (it held nothing)
 
-    second = _worker(redis_url, free_port(), log_path)
+    second_port = free_port()
+    second = _worker(redis_url, second_port, log_path)
     procs.append(second)
+    # The first may have applied every command before its stop: the second is signalled only
+    # once it serves /metrics (its handlers are installed by then), never while it starts.
+    deadline = time.monotonic() + 60
+    while not _serving(second_port):
+        assert second.poll() is None, log_path.read_text()
+        assert time.monotonic() < deadline, "the second worker never served /metrics"
+        time.sleep(0.05)
     deadline = time.monotonic() + 60
     while _accepted(redis_client, commands) < GAMES:
         assert second.poll() is None, log_path.read_text()
         assert time.monotonic() < deadline, f"{_accepted(redis_client, commands)} of {GAMES}"
         time.sleep(0.02)
     second.send_signal(signal.SIGTERM)
-    assert second.wait(20) == 0
+    assert second.wait(20) == 0, log_path.read_text()
 
     # Each game's one command applied once: its head moved to the recorded outcome's version.
     for gid, cid in commands:
