@@ -200,8 +200,10 @@ TOURNAMENT_EXAMPLE: dict[str, Any] = {
          "mean_score_ci": [1.56, 7.44], "mean_rank": 1.5},
     ],
     "ratings": [
-        {"entrant": 1, "name": "random", "mu": 25.41, "sigma": 7.82, "ordinal": 1.94},
-        {"entrant": 0, "name": "heur", "mu": 24.59, "sigma": 7.82, "ordinal": 1.12},
+        {"entrant": 1, "name": "random", "mu": 25.41, "sigma": 7.82, "mu_ci": [10.08, 40.74],
+         "ordinal": 1.94},
+        {"entrant": 0, "name": "heur", "mu": 24.59, "sigma": 7.82, "mu_ci": [9.26, 39.92],
+         "ordinal": 1.12},
     ],
     "head_to_head": _MATRIX, "pairwise": _MATRIX, "draws": 0,
     "games": {"offset": 0, "limit": 100, "total": 2, "items": [

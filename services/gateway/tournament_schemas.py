@@ -207,7 +207,10 @@ class TournamentSchema(ma.Schema):
     )
     ratings = ma.fields.List(
         ma.fields.Dict(),
-        metadata={"description": "openskill Plackett-Luce per entrant: mu, sigma, ordinal"},
+        metadata={
+            "description": "openskill Plackett-Luce per entrant, best ordinal first: mu, "
+            "sigma, mu_ci [low, high] (95%: mu ± 1.96 sigma), ordinal (mu - 3 sigma)"
+        },
     )
     head_to_head = ma.fields.Dict(
         allow_none=True,
@@ -278,7 +281,9 @@ class LadderRowSchema(ma.Schema):
         metadata={"description": "[low, high]: the 95% interval of mu, mu ± 1.96 sigma"},
     )
     ordinal = ma.fields.Float(metadata={"description": "mu - 3 sigma, what the rows rank by"})
-    games = ma.fields.Integer(metadata={"description": "rated games it played"})
+    games = ma.fields.Integer(
+        metadata={"description": "rated games it played (0: not rated yet, at the start)"}
+    )
     bot_id = ma.fields.String(
         allow_none=True, metadata={"description": "a registered bot's id (null: built in)"}
     )
@@ -295,6 +300,8 @@ class RatingsSchema(ma.Schema):
         ma.fields.Nested(LadderRowSchema),
         metadata={
             "description": "best ordinal first: every built-in bot spec that played a rated "
-            "game, and the registered bots that opted in (`ladder`)"
+            "game, every built-in bot the game seats at its default settings (with no games, "
+            "at the start, until one is rated), and the registered bots that opted in "
+            "(`ladder`)"
         },
     )

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shared import games
+from shared.app import bots
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.ports import TournamentEntry
@@ -172,12 +173,26 @@ def cancel_tournament(app: App, tournament_id: str) -> dict[str, Any]:
 _REGISTERED_LABEL = "bot_id="
 
 
+def _built_in_bots(game: str) -> list[str]:
+    """The built-in bots a game seats: ``random`` always, ``heuristic`` with the game's
+    heuristic, ``ismcts`` with its kernel (the search plays on it)."""
+    spec = games.spec(game)
+    have = {
+        "random": True,
+        "heuristic": spec.heuristic is not None,
+        "ismcts": spec.kernel is not None,
+    }
+    return [name for name in bots.names() if have.get(name, False)]
+
+
 def ratings_doc(app: App, game: str) -> dict[str, Any]:
     """``GET /v1/ratings?game=``: the game type's public ladder, best ordinal first. Each row
     is a bot spec (``bot``: its label) with ``mu``, ``sigma``, the 95% interval of its skill
     ``mu_ci`` (``mu`` ± 1.96 ``sigma``, the intervals' confidence everywhere else in the
     API), ``ordinal``, ``games`` and ``rank``; a registered bot's row names it (``bot_id``,
-    ``name``), and one that did not opt in (``ladder``) is left out."""
+    ``name``), and one that did not opt in (``ladder``) is left out. Every built-in bot the
+    game can seat is on it, at its default settings: one no game rated yet with the model's
+    start (``games`` 0), so the ladder lists what can be measured before it is."""
     if game not in games.names():
         raise AppError(
             ErrorCode.REQUEST_INVALID,
@@ -185,6 +200,8 @@ def ratings_doc(app: App, game: str) -> dict[str, Any]:
             errors={"game": [f"one of {', '.join(games.names())}"]},
         )
     board = app.ports.ratings.board(game)
+    for name in _built_in_bots(game):
+        board.setdefault(name, standings.unrated())
     rows = []
     for label, r in board.items():
         bot_id, name = None, None
@@ -200,7 +217,7 @@ def ratings_doc(app: App, game: str) -> dict[str, Any]:
                 "bot": label,
                 "mu": mu,
                 "sigma": sigma,
-                "mu_ci": [mu - standings.Z95 * sigma, mu + standings.Z95 * sigma],
+                "mu_ci": standings.interval(mu, sigma),
                 "ordinal": standings.ordinal(mu, sigma),
                 "games": r["games"],
                 "bot_id": bot_id,

@@ -103,6 +103,16 @@ def fold(
     tally["draws"] += int(bool(outcome.get("draw")))
 
 
+def unrated() -> dict[str, Any]:
+    """The board row of a label no game has rated yet: the model's start, no games."""
+    return {"mu": _START.mu, "sigma": _START.sigma, "games": 0}
+
+
+def interval(mu: float, sigma: float) -> list[float]:
+    """The 95% interval of a skill, ``mu`` ± 1.96 ``sigma`` (the API's ``mu_ci``)."""
+    return [mu - Z95 * sigma, mu + Z95 * sigma]
+
+
 def unrate(tally: dict[str, Any]) -> None:
     """Every rating back to the start (in place), no game rated."""
     for row in tally["entrants"]:
@@ -190,6 +200,7 @@ def render(tally: Mapping[str, Any], entrants: Sequence[Mapping[str, Any]]) -> d
                 "name": who["name"],
                 "mu": row["mu"],
                 "sigma": row["sigma"],
+                "mu_ci": interval(row["mu"], row["sigma"]),
                 "ordinal": ordinal(row["mu"], row["sigma"]),
             }
         )
@@ -223,10 +234,9 @@ def rate_labels(board: dict[str, Any], labels: Sequence[str], ranks: Sequence[in
     """Fold one game into a leaderboard (label -> ``{"mu", "sigma", "games"}``, in place):
     ``labels[s]`` played seat ``s`` and finished at ``ranks[s]``. A label at several seats
     of one game is rated as several players; it keeps the mean of their new ratings."""
-    start = _START
     teams = []
     for seat, label in enumerate(labels):
-        row = board.get(label) or {"mu": start.mu, "sigma": start.sigma, "games": 0}
+        row = board.get(label) or unrated()
         teams.append([_player(seat, row["mu"], row["sigma"])])
     rated = _MODEL.rate(teams, ranks=list(ranks))
     new: dict[str, list[tuple[float, float]]] = {}

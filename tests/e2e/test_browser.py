@@ -682,11 +682,14 @@ def test_a_finished_sprt_match_shows_standings_ratings_heatmap_and_the_llr_with_
         expect(line).to_contain_text(f"{js_pct(r['win_rate'])} ({js_pct(lo)}–{js_pct(hi)})")
         expect(line).to_contain_text(js_fixed(r["mean_score"]))
         expect(line).to_contain_text(js_fixed(r["mean_rank"]))
-    # Ratings: mu +- 2 sigma and the ordinal, in the API's order (best ordinal first).
+    # Ratings: the 95% interval (mu +- 1.96 sigma) and the ordinal, in the API's order.
     ratings = page.get_by_role("region", name="Ratings").locator("tbody tr")
     expect(ratings).to_have_count(2)
     for i, r in enumerate(doc["ratings"]):
-        interval = f"{js_fixed(r['mu'] - 2 * r['sigma'])} to {js_fixed(r['mu'] + 2 * r['sigma'])}"
+        assert r["mu_ci"] == pytest.approx(
+            [r["mu"] - 1.96 * r["sigma"], r["mu"] + 1.96 * r["sigma"]], abs=1e-3
+        )
+        interval = f"{js_fixed(r['mu_ci'][0])} to {js_fixed(r['mu_ci'][1])}"
         expect(ratings.nth(i)).to_contain_text(r["name"])
         expect(ratings.nth(i)).to_contain_text(interval)
         expect(ratings.nth(i)).to_contain_text(js_fixed(r["ordinal"]))

@@ -42,7 +42,8 @@ def ladder(app: App, game: str = "fox") -> list[dict[str, Any]]:
 
 
 def games_of(app: App, game: str = "fox") -> dict[str, int]:
-    return {r["bot"]: r["games"] for r in ladder(app, game)}
+    """The rated rows' games (the unrated built-ins' rows left out)."""
+    return {r["bot"]: r["games"] for r in ladder(app, game) if r["games"]}
 
 
 def rate(app: App, game_id_: str, labels: list[str], ranks: list[int]) -> None:
@@ -76,9 +77,30 @@ def test_each_row_has_its_95_interval_and_rank_best_ordinal_first() -> None:
         assert high == pytest.approx(r["mu"] + standings.Z95 * r["sigma"])
         assert r["ordinal"] == pytest.approx(r["mu"] - 3 * r["sigma"])
         assert r["bot_id"] is None and r["name"] is None  # built-in specs
-    width = {r["bot"]: r["mu_ci"][1] - r["mu_ci"][0] for r in rows}
+    width = {r["bot"]: r["mu_ci"][1] - r["mu_ci"][0] for r in rows if r["games"]}
     assert width["newcomer"] == max(width.values())
-    assert tournament_views.ratings_doc(app, "skull") == {"game": "skull", "ratings": []}
+    assert {r["bot"]: r["games"] for r in ladder(app, "skull")} == {
+        "random": 0,
+        "heuristic": 0,
+        "ismcts": 0,
+    }
+
+
+def test_every_built_in_bot_is_listed_before_its_first_rated_game() -> None:
+    # The ladder names what can be measured: a built-in bot at its default settings that no
+    # game rated has a row at the model's start, with no games; rated specs keep theirs.
+    app = memory_app()
+    rate(app, "g0", ["heuristic", "ismcts:iterations=50"], [1, 2])
+    rows = {r["bot"]: r for r in ladder(app)}
+    assert set(rows) == {"random", "heuristic", "ismcts", "ismcts:iterations=50"}
+    start = standings.unrated()
+    for label in ("random", "ismcts"):
+        assert rows[label]["games"] == 0
+        assert (rows[label]["mu"], rows[label]["sigma"]) == (start["mu"], start["sigma"])
+        assert rows[label]["mu_ci"] == standings.interval(start["mu"], start["sigma"])
+    assert rows["heuristic"]["games"] == 1 and rows["heuristic"]["mu"] > start["mu"]
+    ranks = sorted(r["rank"] for r in rows.values())
+    assert ranks == [1, 2, 3, 4]
 
 
 def test_an_unknown_game_is_a_422_naming_the_field() -> None:
@@ -185,7 +207,7 @@ def test_a_registered_bot_rated_before_it_could_opt_out_is_not_shown() -> None:
     # As the ladder stood before opting in existed: every all-bot game was rated.
     rate(app, "old", [f"bot_id={shy['id']}", "random"], [1, 2])
     rate(app, "gone", ["bot_id=nosuchbot", "random"], [1, 2])
-    assert [r["bot"] for r in ladder(app)] == ["random"]
+    assert [r["bot"] for r in ladder(app) if r["games"]] == ["random"]
 
 
 def test_ladder_must_be_a_boolean() -> None:
@@ -219,7 +241,7 @@ def test_the_ratings_endpoint_answers_rows_with_intervals_and_422_for_an_unknown
     assert created.status_code == 201, created.get_json()
     doc = http.get("/v1/ratings?game=fox").get_json()
     assert doc["game"] == "fox"
-    assert Counter(r["bot"] for r in doc["ratings"]) == {"heuristic": 1, "random": 1}
+    assert Counter(r["bot"] for r in doc["ratings"] if r["games"]) == {"heuristic": 1, "random": 1}
     for r in doc["ratings"]:
         assert set(r) >= {"bot", "mu", "sigma", "ordinal", "games", "mu_ci", "rank", "bot_id"}
         assert r["mu_ci"][0] < r["mu"] < r["mu_ci"][1]

@@ -231,9 +231,11 @@ def test_a_round_robin_of_random_against_heuristic_finishes_with_standings() -> 
     assert doc["status"] == "finished" and doc["progress"] == {"done": 6, "total": 6}
     assert sum(r["games"] for r in doc["standings"]) == 12  # two seats a game
     assert 0 < sum(r["wins"] for r in doc["standings"]) <= 12  # a tied game has two winners
-    assert {r["bot"] for r in tournament_views.ratings_doc(app, GAME)["ratings"]} == {
-        "random",
-        "heuristic",
+    ratings = tournament_views.ratings_doc(app, GAME)["ratings"]
+    assert {r["bot"]: r["games"] > 0 for r in ratings} == {
+        "random": True,
+        "heuristic": True,
+        **({"ismcts": False} if games.spec(GAME).kernel is not None else {}),
     }
 
 

@@ -53,7 +53,7 @@ def test_a_tournament_plays_every_game_and_folds_each_once() -> None:
             plan.entrants[e].name for e in plan.seating(i)
         ]
     board = tournament_views.ratings_doc(app, "fox")["ratings"]
-    assert {r["bot"]: r["games"] for r in board} == {"heuristic": 8, "random": 8}
+    assert {r["bot"]: r["games"] for r in board if r["games"]} == {"heuristic": 8, "random": 8}
 
 
 def test_a_game_run_twice_is_stored_once_and_counted_once() -> None:
@@ -68,7 +68,7 @@ def test_a_game_run_twice_is_stored_once_and_counted_once() -> None:
     d = doc(app, tid)
     assert d["progress"]["done"] == 8 and sum(r["games"] for r in d["standings"]) == 16
     board = tournament_views.ratings_doc(app, "fox")["ratings"]
-    assert {r["bot"]: r["games"] for r in board} == {"heuristic": 8, "random": 8}
+    assert {r["bot"]: r["games"] for r in board if r["games"]} == {"heuristic": 8, "random": 8}
 
 
 def test_a_game_stored_before_a_crash_is_folded_from_the_store() -> None:

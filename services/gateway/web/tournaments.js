@@ -182,24 +182,25 @@ function Standings({ doc }) {
 function Ratings({ doc }) {
   const rows = doc.ratings || [];
   if (!rows.length) return null;
-  const lo = Math.min(...rows.map((r) => r.mu - 2 * r.sigma));
-  const hi = Math.max(...rows.map((r) => r.mu + 2 * r.sigma));
+  // mu_ci is mu ± 1.96σ, the 95% the ladder and every other interval of the API use.
+  const lo = Math.min(...rows.map((r) => r.mu_ci[0]));
+  const hi = Math.max(...rows.map((r) => r.mu_ci[1]));
   return html`<section class="panel" aria-labelledby="h-ratings">
     <h3 id="h-ratings">Ratings</h3>
     <div class="scroll"><table class="ratings">
-      <caption class="muted">openskill (Plackett-Luce) skill μ with the interval μ ± 2σ (about 95%),
+      <caption class="muted">openskill (Plackett-Luce) skill μ with its 95% interval μ ± 1.96σ,
         ordered by the ordinal μ − 3σ, the conservative estimate the service ranks by; over
         ${" "}${doc.rated_games ?? 0} of ${doc.progress?.done ?? 0} games played.</caption>
       <thead><tr><th scope="col">Entrant</th><th scope="col">μ</th><th scope="col">σ</th>
-        <th scope="col">μ ± 2σ</th><th scope="col">Ordinal (μ − 3σ)</th></tr></thead>
+        <th scope="col">95% interval</th><th scope="col">Ordinal (μ − 3σ)</th></tr></thead>
       <tbody>
         ${rows.map(
           (r) => html`<tr data-entrant=${r.entrant}>
             <th scope="row"><${EntrantName} doc=${doc} index=${r.entrant} /></th>
             <td>${fmt(r.mu)}</td>
             <td>${fmt(r.sigma)}</td>
-            <td class="mu-interval"><span class="ci">${fmt(r.mu - 2 * r.sigma)} to ${fmt(r.mu + 2 * r.sigma)}</span>
-              <${IntervalBar} lo=${r.mu - 2 * r.sigma} hi=${r.mu + 2 * r.sigma} mid=${r.mu} min=${lo} max=${hi} /></td>
+            <td class="mu-interval"><span class="ci">${fmt(r.mu_ci[0])} to ${fmt(r.mu_ci[1])}</span>
+              <${IntervalBar} lo=${r.mu_ci[0]} hi=${r.mu_ci[1]} mid=${r.mu} min=${lo} max=${hi} /></td>
             <td>${fmt(r.ordinal)}</td>
           </tr>`,
         )}
