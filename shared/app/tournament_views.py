@@ -200,8 +200,8 @@ def ratings_doc(app: App, game: str) -> dict[str, Any]:
             errors={"game": [f"one of {', '.join(games.names())}"]},
         )
     board = app.ports.ratings.board(game)
-    for name in _built_in_bots(game):
-        board.setdefault(name, standings.unrated())
+    for built_in in _built_in_bots(game):
+        board.setdefault(built_in, standings.unrated())
     rows = []
     for label, r in board.items():
         bot_id, name = None, None
