@@ -11,8 +11,8 @@ rollout was the ``shared.sim`` simulator, and after):
   kernel where there is one). CPU time per side and round; the ratio is the rollout's games/s
   over the generic one's, the median of the rounds the figure.
 * ``search``: ``ismcts.search(view, random.Random(1), iterations=--iterations)`` on fixed
-  views (a lead, a follow, a Fox and a Woodcutter decision of a seeded match); iterations per
-  CPU second.
+  views (a lead, a follow, a Fox and a Woodcutter decision of a seeded match to ``--target``,
+  21 by default; of its first round when ``--target 1``); iterations per CPU second.
 
 Run: ``python benchmarks/bench_sim_fox.py --games 2000 --rounds 5 [--mode playouts|search|both]
 [--json out.json]``.
@@ -110,11 +110,13 @@ def run_playouts(games_: int, rounds: int, seed: int) -> list[Any]:
     return results
 
 
-def search_views() -> list[dict[str, Any]]:
-    """Fixed views of a seeded random match: the first lead, follow, Fox and Woodcutter
-    decisions with a choice, from the second round on."""
+def search_views(target: int = 21) -> list[dict[str, Any]]:
+    """Fixed views of a seeded random match to ``target``: the first lead, follow, Fox and
+    Woodcutter decisions with a choice, from the second round on (a one-round game: from the
+    first)."""
+    first_round = 1 if target == 1 else 2
     rnd = random.Random(7)
-    state = reduce(fox.evolve, fox.setup(2, {}, Rng("bench-search")), None)
+    state = reduce(fox.evolve, fox.setup(2, {"target": target}, Rng("bench-search")), None)
     views: dict[str, dict[str, Any]] = {}
     for n in range(5_000):
         if fox.outcome(state) is not None or len(views) == 4:
@@ -125,7 +127,7 @@ def search_views() -> list[dict[str, Any]]:
         kind = doc["phase"]
         if kind == "play":
             kind = "follow" if doc["trick"] else "lead"
-        if len(legal) > 1 and kind not in views and doc["round"] >= 2:
+        if len(legal) > 1 and kind not in views and doc["round"] >= first_round:
             views[kind] = doc
         command = rnd.choice(legal)
         for event in fox.decide(state, seat, command, Rng("bench-search", f"v{n}")):
@@ -133,10 +135,10 @@ def search_views() -> list[dict[str, Any]]:
     return [views[k] for k in ("lead", "follow", "fox_exchange", "woodcutter_return") if k in views]
 
 
-def run_search(iterations: int) -> list[dict[str, Any]]:
+def run_search(iterations: int, target: int = 21) -> list[dict[str, Any]]:
     """Iterations per CPU second of one search per fixed view."""
     out = []
-    for view in search_views():
+    for view in search_views(target):
         kind = view["phase"] if view["phase"] != "play" else ("follow" if view["trick"] else "lead")
         start = time.process_time()
         found = ismcts.search(view, random.Random(1), iterations=iterations)
@@ -166,6 +168,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--iterations", type=int, default=2000, help="per search")
+    parser.add_argument("--target", type=int, default=21, help="the searched match's target")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
     print(machine(), flush=True)
@@ -173,7 +176,7 @@ def main() -> None:
     if args.mode in ("playouts", "both"):
         out["results"] = run_playouts(args.games, args.rounds, args.seed)
     if args.mode in ("search", "both"):
-        out["search"] = run_search(args.iterations)
+        out["search"] = run_search(args.iterations, args.target)
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
 

@@ -7,7 +7,9 @@ path reads and writes slots, the cheapest field access CPython has (a list index
 constants costs three instructions a read). Its ``_on_<event>`` mutators are the only
 statement of how each event changes the state; ``apply`` checks a command against the rules and hands each
 event to ``emit`` as it goes. The engine's ``decide``/``evolve`` are derived from it
-(``decide_with``/``evolve_with``), and search plays on it directly.
+(``decide_with``/``evolve_with``), and search plays on it directly: a play-out on a lean
+kernel (no deductions kept), each command drawn from the kernel's listing and applied past
+the checks (``apply_listed``, the mutators run without ``emit``).
 
 Speed is part of the rules' shape here: the hot path (a card played) reads tables built at
 import (the trick's result, the deductions a follow sets, who acts next), hands out shared
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shared.games import base, errors
+from shared.games import errors
 from shared.games.errors import GameError, illegal, invalid_command
 from shared.games.fox.cards import (
     _AFTER_PLAY,
@@ -77,7 +79,7 @@ from shared.games.fox.messages import (
     RoundScored,
     _type_name,
 )
-from shared.games.fox.setup import _deal_event, _shuffle
+from shared.games.fox.setup import _deal_event, _draw_deal, _shuffle
 from shared.games.fox.state import (
     _GAME,
     _HAND0,
@@ -100,12 +102,23 @@ _new_game = tuple.__new__  # Game from a tuple, in C (NamedTuple's own __new__ i
 
 class FoxKernel(Kernel):
     """The mutable Fox game: one slot per field of ``StateFields`` (see ``state.py``), named
-    and ordered as there."""
+    and ordered as there, and ``lean``.
+
+    A **lean** kernel (``thaw_lean``, for a random play-out) keeps only what the rules read:
+    its mutators skip the deductions that views and determinizations read and the rules do not
+    (``played``, ``known``, ``returned``, ``voids``, ``last``: one ``if`` in each mutator),
+    so those fields are stale and it cannot be frozen or copied; and it plays to the end of
+    its round, where the next deal is drawn as the rules draw it and not dealt (a play-out
+    reads the scores there). Hands, tricks, scores, the decree, the deck, whose turn, the
+    trick on the table and every draw are those of the plain kernel, move for move
+    (``tests/unit/test_fox_kernel_lean.py``).
+    """
 
     # A slot read is one instruction where a list field indexed by a named constant is three:
     # the play-out's hot path reads and writes a dozen fields a move.
     __slots__ = ("phase", "turn", "hand0", "hand1", "leader", "lead", "second", "played",
-                 "decree", "deck", "tally", "known", "returned", "voids", "last", "game")  # fmt: skip
+                 "decree", "deck", "tally", "known", "returned", "voids", "last", "game",
+                 "lean")  # fmt: skip
 
     EVENTS: ClassVar[dict[str, type]] = EVENTS
     INERT: ClassVar[tuple[str, ...]] = (
@@ -128,6 +141,7 @@ class FoxKernel(Kernel):
     voids: int
     last: tuple[int, int, int, int] | None
     game: Game
+    lean: bool
 
     # --- frozen state in and out ----------------------------------------------------------
 
@@ -136,17 +150,29 @@ class FoxKernel(Kernel):
         """A kernel holding ``state`` (any state: any phase, round, or determinization)."""
         kernel: FoxKernel = _new(cls)
         _load(kernel, state)
+        kernel.lean = False
+        return kernel
+
+    @classmethod
+    def thaw_lean(cls, state: State) -> FoxKernel:
+        """A lean kernel holding ``state``, for a play-out (see the class)."""
+        kernel: FoxKernel = _new(cls)
+        _load(kernel, state)
+        kernel.lean = True
         return kernel
 
     @classmethod
     def start(cls, event: GameStarted) -> FoxKernel:
         """The kernel ``game_started`` creates (``evolve(None, event)``)."""
         kernel: FoxKernel = _new(cls)
+        kernel.lean = False
         kernel._on_game_started(event)
         return kernel
 
     def freeze(self) -> State:
         """The engine's frozen ``State`` (a plain tuple, ``==`` the pure engine's own)."""
+        if self.lean:
+            raise ValueError("a lean kernel's deductions are stale: it has no state to freeze")
         return (self.phase, self.turn, self.hand0, self.hand1, self.leader, self.lead,
                 self.second, self.played, self.decree, self.deck, self.tally, self.known,
                 self.returned, self.voids, self.last, self.game)  # fmt: skip
@@ -155,6 +181,7 @@ class FoxKernel(Kernel):
         """An independent copy (every field is immutable: copying the slots is a deep copy)."""
         kernel: FoxKernel = _new(FoxKernel)
         _load(kernel, self.freeze())
+        kernel.lean = False
         return kernel
 
     # --- read-only rules ------------------------------------------------------------------
@@ -177,82 +204,122 @@ class FoxKernel(Kernel):
 
     def apply(self, seat: int, command: Any, rng: Rng, emit: Emit) -> None:
         """``command`` by ``seat`` checked against the rules (``GameError`` naming the rule,
-        before any event), then its events handed to ``emit`` in order.
+        before any event), then its events handed to ``emit`` in order (``apply_listed``).
 
         ``rng`` is used only when the command ends a round that the game outlives (the next
         deal: one ``rng.below(33! / 13!)``, see ``setup._shuffle``).
         """
         if seat != self.turn:
             raise _not_to_act(self.phase, seat)
-        if self.phase:  # a Fox or Woodcutter waits for its owner
-            self._apply_effect(seat, command, rng, emit)
-            return
-        # Playing a card is the hot path of search bots' play-outs: literals, tables, no calls.
-        if type(command) is not Play:
-            raise _wrong_command(PHASE_PLAY, command)
-        card = command.card  # an int 0..32: Play checks it when built
+        phase = self.phase
+        kind = type(command)
         hand = self.hand1 if seat else self.hand0
-        if not hand >> card & 1:
-            raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
-        lead = self.lead
-        if lead >= 0:
-            held = hand & _SUIT_MASK_OF[lead]
-            if held:
-                if not held >> card & 1:
-                    raise illegal("follow_suit", f"you must follow {SUITS[lead // 11]}")
-                if lead % 11 == 10 and not _monarch_answers(held) >> card & 1:
-                    raise illegal(
-                        "monarch",
-                        f"the Monarch was led: play the 1 or your highest {SUITS[lead // 11]}",
-                    )
+        if not phase:
+            if kind is not Play:
+                raise _wrong_command(PHASE_PLAY, command)
+            card = command.card  # an int 0..32: Play checks it when built
+            if not hand >> card & 1:
+                raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
+            lead = self.lead
+            if lead >= 0:
+                held = hand & _SUIT_MASK_OF[lead]
+                if held:
+                    if not held >> card & 1:
+                        raise illegal("follow_suit", f"you must follow {SUITS[lead // 11]}")
+                    if lead % 11 == 10 and not _monarch_answers(held) >> card & 1:
+                        raise illegal(
+                            "monarch",
+                            f"the Monarch was led: play the 1 or your highest {SUITS[lead // 11]}",
+                        )
+        elif phase == PHASE_FOX and kind is KeepDecree:
+            pass
+        elif (phase == PHASE_FOX and kind is ExchangeDecree) or (
+            phase == PHASE_WOODCUTTER and kind is ReturnCard
+        ):
+            card = command.card
+            if not hand >> card & 1:
+                raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
+        else:
+            raise _wrong_command(phase, command)
+        self.apply_listed(seat, command, rng, emit)
+
+    def apply_listed(self, seat: int, command: Any, rng: Rng, emit: Emit | None) -> None:
+        """``apply`` past its checks, for a command of this kernel's own listing: ``command``
+        must be one of ``legal_commands(seat)`` now (a play-out draws its commands from that
+        listing, which these same rules generate: checking them again would only repeat it;
+        anything else is ``apply``'s to refuse, and here it makes a wrong state).
+
+        ``emit`` as ``apply``'s, or None when nothing records the events (a play-out): the
+        kernel then runs each event's mutator itself, and leaves out ``trick_won``, whose
+        mutator changes nothing (``INERT``). Either way the same events, in the same order.
+        """
+        if self.phase:  # a Fox or Woodcutter waits for its owner
+            self._answer(seat, command, rng, emit)
+            return
+        # Playing a card is the hot path of search bots' play-outs: literals and tables.
+        card = command.card
         rank0 = card % 11  # rank - 1
+        played = _CARD_PLAYED[seat][card]
         if rank0 == 4:  # Woodcutter: the draw is the deck's top card; the return comes next
-            emit(_CARD_PLAYED[seat][card])
-            emit(_CARD_DRAWN[seat][self.deck[0]])
+            drawn = _CARD_DRAWN[seat][self.deck[0]]
+            if emit is None:
+                self._on_card_played(played)
+                self._on_card_drawn(drawn)
+            else:
+                emit(played)
+                emit(drawn)
             return
+        lead = self.lead
         if lead < 0 or rank0 == 2:  # a lead, or a Fox whose owner decides before the trick ends
-            emit(_CARD_PLAYED[seat][card])
+            if emit is None:
+                self._on_card_played(played)
+            else:
+                emit(played)
             return
-        # The trick's second card: its mutator takes the trick (by this same table).
-        won = _TRICK_RESULT[self.leader * 33 + self.decree][lead * 33 + card][0]
-        emit(_CARD_PLAYED[seat][card])
-        emit(won)
+        # The trick's second card: its mutator takes the trick (by the table ``won`` is from).
+        if emit is None:
+            self._on_card_played(played)
+        else:
+            won = _TRICK_RESULT[self.leader * 33 + self.decree][lead * 33 + card][0]
+            emit(played)
+            emit(won)
         if self.tally & 15 == TRICKS_PER_ROUND:  # the low 4 bits count the tricks taken
             self._end_round(rng, emit)
 
-    def _apply_effect(self, seat: int, command: Any, rng: Rng, emit: Emit) -> None:
-        """The owner's answer to a Fox (exchange or keep) or a Woodcutter (return a card)."""
-        phase = self.phase
+    def _answer(self, seat: int, command: Any, rng: Rng, emit: Emit | None) -> None:
+        """The owner's answer to a Fox (exchange or keep) or a Woodcutter (return a card), as
+        ``apply_listed`` takes it: checked by ``apply``, or listed."""
         kind = type(command)
         decree = self.decree
-        if phase == PHASE_FOX and kind is KeepDecree:
+        if kind is KeepDecree:
             event: Any = _DECREE_KEPT[seat]
-        elif phase == PHASE_FOX and kind is ExchangeDecree:
+        elif kind is ExchangeDecree:
             new = command.card
-            if not (self.hand1 if seat else self.hand0) >> new & 1:
-                raise illegal("card_not_in_hand", f"{_card_name(new)} is not in your hand")
             event = _DECREE_EXCHANGED[seat][new * 33 + decree]
             decree = new  # already trump for this trick
-        elif phase == PHASE_WOODCUTTER and kind is ReturnCard:
-            card = command.card
-            if not (self.hand1 if seat else self.hand0) >> card & 1:
-                raise illegal("card_not_in_hand", f"{_card_name(card)} is not in your hand")
-            event = _CARD_RETURNED[seat][card]
         else:
-            raise _wrong_command(phase, command)
+            event = _CARD_RETURNED[seat][command.card]
         second = self.second
-        if second < 0:  # the effect came with the lead: the follower plays next
+        # With the lead, the follower plays next; with the trick's second card, the trick is
+        # taken now (by the mutator: ``won`` is from its table).
+        if emit is None:
+            self.on(event)
+            if second < 0:
+                return
+        elif second < 0:
             emit(event)
             return
-        # The effect came with the trick's second card: its mutator takes the trick now.
-        won = _TRICK_RESULT[self.leader * 33 + decree][self.lead * 33 + second][0]
-        emit(event)
-        emit(won)
+        else:
+            won = _TRICK_RESULT[self.leader * 33 + decree][self.lead * 33 + second][0]
+            emit(event)
+            emit(won)
         if self.tally & 15 == TRICKS_PER_ROUND:
             self._end_round(rng, emit)
 
-    def _end_round(self, rng: Rng, emit: Emit) -> None:
+    def _end_round(self, rng: Rng, emit: Emit | None) -> None:
         """After the 13th trick: ``round_scored``, then the next deal or ``game_ended``."""
+        if emit is None:
+            emit = self.on
         tally = self.tally
         tricks = (tally >> 4 & 15, tally >> 8 & 15)
         treasure = (tally >> 12 & 15, tally >> 16 & 15)
@@ -271,16 +338,13 @@ class FoxKernel(Kernel):
             )
         )
         if max(scores) >= game.target:
-            ranks = base.ranks_from_scores(scores, total)
-            winners = tuple(seat for seat in (0, 1) if ranks[seat] == 1)
-            emit(
-                GameEnded(
-                    scores=scores,
-                    winners=winners,
-                    ranks=(ranks[0], ranks[1]),
-                    draw=len(winners) == 2,
-                )
-            )
+            ranks = _ranks(scores, total)
+            winners = _WINNERS[ranks]
+            emit(GameEnded(scores=scores, winners=winners, ranks=ranks, draw=len(winners) == 2))
+        elif self.lean:
+            # A lean kernel plays to the round's end (a play-out reads the scores there): the
+            # next deal is drawn as the rules draw it, and not dealt.
+            _draw_deal(rng)
         else:
             emit(_deal_event(game.round + 1, 1 - game.dealer, _shuffle(rng)))
 
@@ -306,26 +370,28 @@ class FoxKernel(Kernel):
             self.hand1 ^= bit
         else:
             self.hand0 ^= bit
-        self.played |= bit
-        known = self.known
-        if known[seat] & bit:
-            self.known = (known[0] & ~bit, known[1] & ~bit)
-        voids = self.voids
-        # (No "hand or deck" set at all, the common case, is one comparison.)
-        if voids >= _ANY_UNDER and voids >> _UNDER_SHIFT[seat] & bit:  # not under the deck
-            voids = _drop_under(voids, seat, bit)
-        phase, turn = _AFTER_PLAY[seat][card]
         lead = self.lead
+        if not self.lean:
+            self.played |= bit
+            known = self.known
+            if known[seat] & bit:
+                self.known = (known[0] & ~bit, known[1] & ~bit)
+            voids = self.voids
+            # (No "hand or deck" set at all, the common case, is one comparison.)
+            if voids >= _ANY_UNDER and voids >> _UNDER_SHIFT[seat] & bit:  # not under the deck
+                voids = _drop_under(voids, seat, bit)
+            if lead >= 0:
+                # A follower off the led suit has none of it; one answering a Monarch with a
+                # card of its suit other than the 1 has none higher.
+                voids |= _VOID_IF_PLAYED[seat][lead * 33 + card]
+            self.voids = voids
+        phase, turn = _AFTER_PLAY[seat][card]
         if lead < 0:
             self.phase = phase
             self.turn = turn
             self.lead = card
             self.second = -1
-            self.voids = voids
             return
-        # A follower off the led suit has none of it; one answering a Monarch with a card of its
-        # suit other than the 1 has none higher.
-        self.voids = voids | _VOID_IF_PLAYED[seat][lead * 33 + card]
         if phase:  # a Fox or Woodcutter as the second card: the trick waits for its owner
             self.phase = phase
             self.turn = turn
@@ -339,17 +405,18 @@ class FoxKernel(Kernel):
             self.hand1 ^= (1 << new) | (1 << old)
         else:
             self.hand0 ^= (1 << new) | (1 << old)
-        # The old decree card is now publicly known to be in this hand. The seat's voids stay:
-        # the hand holds no other card of those suits than its known cards.
-        known = self.known
-        if seat:
-            self.known = (known[0], known[1] & ~(1 << new) | 1 << old)
-        else:
-            self.known = (known[0] & ~(1 << new) | 1 << old, known[1])
-        voids = self.voids
-        if voids >> _UNDER_SHIFT[seat] & 1 << new:  # it was in the hand, not under the deck
-            self.voids = _drop_under(voids, seat, 1 << new)
         self.decree = new
+        if not self.lean:
+            # The old decree card is now publicly known to be in this hand. The seat's voids
+            # stay: the hand holds no other card of those suits than its known cards.
+            known = self.known
+            if seat:
+                self.known = (known[0], known[1] & ~(1 << new) | 1 << old)
+            else:
+                self.known = (known[0] & ~(1 << new) | 1 << old, known[1])
+            voids = self.voids
+            if voids >> _UNDER_SHIFT[seat] & 1 << new:  # it was in the hand, not under the deck
+                self.voids = _drop_under(voids, seat, 1 << new)
         _effect_done(self, seat)
 
     def _on_decree_kept(self, e: DecreeKept) -> None:
@@ -360,34 +427,39 @@ class FoxKernel(Kernel):
             self.hand1 |= 1 << e.card
         else:
             self.hand0 |= 1 << e.card
-        # The drawn card is hidden from the other seat: it may be of a suit this seat lacked,
-        # or higher than a Monarch answer showed. A deck slot known to hold a card of a "hand
-        # or deck" set moves up one; drawn, it ends that set (the drawer took the card, unseen).
-        voids = self.voids & _KEEP_VOIDS_OF_OTHER[e.seat]
-        if voids >> _UNDER_SHIFT[0]:
-            voids = _under_drawn(voids)
-        self.voids = voids
         self.deck = self.deck[1:]
+        if not self.lean:
+            # The drawn card is hidden from the other seat: it may be of a suit this seat
+            # lacked, or higher than a Monarch answer showed. A deck slot known to hold a card
+            # of a "hand or deck" set moves up one; drawn, it ends that set (the drawer took
+            # the card, unseen).
+            voids = self.voids & _KEEP_VOIDS_OF_OTHER[e.seat]
+            if voids >> _UNDER_SHIFT[0]:
+                voids = _under_drawn(voids)
+            self.voids = voids
 
     def _on_card_returned(self, e: CardReturned) -> None:
         seat, card = e.seat, e.card
         bit = 1 << card
-        known = self.known
-        deck = self.deck
-        # The other seat cannot see which card went under the deck, so a card it knew to be in
-        # this hand may be at the deck's bottom now: this hand's known cards become a "hand or
-        # deck" set (all in the hand but at most one, which is in that slot).
-        self.voids = _set_under(self.voids, seat, known[seat], len(deck))
-        returned = self.returned
         if seat:
             self.hand1 ^= bit
-            self.known = (known[0], 0)
-            self.returned = (returned[0], returned[1] | bit)
         else:
             self.hand0 ^= bit
-            self.known = (0, known[1])
-            self.returned = (returned[0] | bit, returned[1])
+        deck = self.deck
         self.deck = deck + (card,)
+        if not self.lean:
+            # The other seat cannot see which card went under the deck, so a card it knew to be
+            # in this hand may be at the deck's bottom now: this hand's known cards become a
+            # "hand or deck" set (all in the hand but at most one, which is in that slot).
+            known = self.known
+            self.voids = _set_under(self.voids, seat, known[seat], len(deck))
+            returned = self.returned
+            if seat:
+                self.known = (known[0], 0)
+                self.returned = (returned[0], returned[1] | bit)
+            else:
+                self.known = (0, known[1])
+                self.returned = (returned[0] | bit, returned[1])
         _effect_done(self, seat)
 
     def _on_round_scored(self, e: RoundScored) -> None:
@@ -403,7 +475,7 @@ class FoxKernel(Kernel):
         self.turn = NOBODY
 
 
-if FoxKernel.__slots__ != StateFields._fields:  # thaw and freeze read and write in this order
+if FoxKernel.__slots__[:-1] != StateFields._fields:  # thaw and freeze read and write in order
     raise TypeError("FoxKernel's slots are not StateFields' fields, in order")
 
 
@@ -435,7 +507,8 @@ def _take_trick(k: FoxKernel, second: int) -> None:
     k.lead = -1
     k.second = -1
     k.tally += delta
-    k.last = (leader, lead, second, won.winner)
+    if not k.lean:
+        k.last = (leader, lead, second, won.winner)
 
 
 # --- the read-only rules, shared by the kernel and the frozen state's functions ---------------
@@ -464,14 +537,24 @@ def _outcome(phase: int, game: Game) -> dict[str, Any] | None:
     """Most points wins; a tie goes to more points in the last round; still tied, both win."""
     if phase != PHASE_OVER:
         return None
-    scores = list(game.scores)
-    last = [0, 0]
-    if game.history:
-        _, _, _, last_total = game.history[-1]
-        last = list(last_total)
-    ranks = base.ranks_from_scores(scores, last)
-    winners = [s for s in (0, 1) if ranks[s] == 1]
-    return {"scores": scores, "winners": winners, "ranks": ranks, "draw": len(winners) == 2}
+    scores = game.scores
+    last = game.history[-1][3] if game.history else (0, 0)
+    ranks = _ranks(scores, last)
+    winners = _WINNERS[ranks]
+    return {"scores": list(scores), "winners": list(winners), "ranks": list(ranks),
+            "draw": len(winners) == 2}  # fmt: skip
+
+
+def _ranks(scores: tuple[int, int], last: tuple[int, int]) -> tuple[int, int]:
+    """Each seat's rank (1 = best, a tie shares 1) by its points, a tie broken by its points in
+    the last round: ``base.ranks_from_scores`` for two seats, without its loops (the end of
+    every play-out of a one-round game asks twice)."""
+    mine, theirs = (scores[0], last[0]), (scores[1], last[1])
+    return (1 + (theirs > mine), 1 + (mine > theirs))
+
+
+# Ranks -> the winners, in seat order.
+_WINNERS = {(1, 1): (0, 1), (1, 2): (0,), (2, 1): (1,)}
 
 
 def legal_commands(state: State, seat: int) -> list[Any]:

@@ -1,12 +1,13 @@
 """Fox's search hooks (the engine's ``SEARCH``, read by ``shared/bots/ismcts.py``).
 
 ``playout_rollout`` is ISMCTS's random play-out for Fox, played on the kernel (``FoxKernel``:
-one thawed copy, its ``apply`` with its own mutators as ``emit``), so the rules it plays are
-the engine's very own. What it adds is only how it draws: each choice is ``Draws.below(number
-of legal commands)`` as an index into the kernel's listing and each deal the engine's
-``_shuffle`` over ``Draws``, i.e. ``(n - 1).bit_length()`` bits from ``getrandbits`` per try
-and nothing at all for a forced move. That is how Fox's play-outs have always drawn, so the
-search's choices (which audits re-decide for every recorded bot move) stay what they were.
+one lean thawed copy, each listed command through its ``apply_listed``, the mutators run by
+the kernel itself), so the rules it plays are the engine's very own. What it adds is only how
+it draws: each choice is ``Draws.below(number of legal commands)`` as an index into the
+kernel's listing and each deal the engine's ``_shuffle`` over ``Draws``, i.e.
+``(n - 1).bit_length()`` bits from ``getrandbits`` per try and nothing at all for a forced
+move. That is how Fox's play-outs have always drawn, so the search's choices (which audits
+re-decide for every recorded bot move) stay what they were.
 """
 
 from __future__ import annotations
@@ -145,31 +146,23 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
     worth. (A round is at most 13 tricks of four commands: ``PLAYOUT_CAP`` is never reached.)
 
     Each move is the kernel's ``legal_commands`` listing, an index drawn with ``Draws.below``
-    and the kernel's ``apply``; a deal draws through the same ``Draws``.
+    and the kernel's ``apply_listed`` (the listed command, not checked again) on a lean kernel
+    (no deductions kept: nothing here reads them); a deal draws through the same ``Draws``.
     """
-    kernel = FoxKernel.thaw(state)
-    apply, on = kernel.apply, kernel.on
+    kernel = FoxKernel.thaw_lean(state)
+    if kernel.turn > 1:  # nobody to act: a play-out from a finished game
+        result = kernel.outcome()
+        if result is None:
+            raise RuntimeError("fox: nobody is to act in a game that is not over")
+        return rewards(result)
+    apply = kernel.apply_listed
     draws: Any = Draws(rand)  # the engines' Rng interface, drawn as play-outs always drew
     getrandbits = rand.getrandbits
     bits_below = _BITS_BELOW
     legal_of = _legal
     game = kernel.game
     for _ in range(PLAYOUT_CAP):
-        if kernel.game is not game:
-            # The round was scored (a mutator replaced the game's record): the game is over,
-            # or the next round is dealt.
-            result = kernel.outcome()
-            if result is not None:
-                return rewards(result)
-            scores = kernel.game.scores
-            value = match_value(scores[0], scores[1], game.target)
-            return [value, 1.0 - value]
         seat = kernel.turn
-        if seat > 1:  # nobody to act: a play-out from a finished game
-            result = kernel.outcome()
-            if result is None:
-                raise RuntimeError("fox: nobody is to act in a game that is not over")
-            return rewards(result)
         legal = legal_of(kernel.phase, kernel.hand1 if seat else kernel.hand0, kernel.lead)
         n = len(legal)
         if n > 1:
@@ -177,7 +170,16 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
             r = getrandbits(k)
             while r >= n:
                 r = getrandbits(k)
-            apply(seat, legal[r], draws, on)
+            apply(seat, legal[r], draws, None)
         else:
-            apply(seat, legal[0], draws, on)
+            apply(seat, legal[0], draws, None)
+        if kernel.game is not game:
+            # The round was scored (a mutator replaced the game's record): the game is over,
+            # or the next deal is drawn (a lean kernel does not deal it).
+            result = kernel.outcome()
+            if result is not None:
+                return rewards(result)
+            scores = kernel.game.scores
+            value = match_value(scores[0], scores[1], game.target)
+            return [value, 1.0 - value]
     raise RuntimeError("fox: a round longer than the play-out cap")

@@ -98,7 +98,7 @@ def _shuffle(rng: Rng) -> list[int]:
     uniformly random arrangement of 20 of the cards, and positions 0..12 the other 13, a hand,
     whose order does not matter. One HMAC block instead of ``rng.shuffle``'s 32.
     """
-    k = rng.below(_DEAL_CHOICES)
+    k = _draw_deal(rng)
     out = list(range(CARD_COUNT))
     # The same digits as dividing k by 33, 32, ... in turn, but on small ints: take a group's
     # worth of digits (a product below 2**30) off k, then split that.
@@ -111,6 +111,11 @@ def _shuffle(rng: Rng) -> list[int]:
             i = r - 1
             out[i], out[j] = out[j], out[i]
     return out
+
+
+def _draw_deal(rng: Rng) -> int:
+    """The deal's one draw (``_shuffle``'s ``k``): all a lean kernel's round end draws."""
+    return rng.below(_DEAL_CHOICES)
 
 
 def _deal_event(round_: int, dealer: int, shuffled: Sequence[int]) -> RoundDealt:
