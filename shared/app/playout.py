@@ -5,7 +5,8 @@ commands sent through the service (same seed, same command ids, same clock) give
 envelopes byte for byte: both seal ``opening.creation_events`` with command id ``create``,
 decide each command with ``steps.decide`` at label ``v<version>``, record the command
 in its first envelope, and let the bot at seat ``s`` draw from ``bot_random(seed, s, version)``
-with the command id ``bot-<s>-<version>``.
+with the command id ``bot-<s>-<version>``. Without a log (``keep_envelopes=False``: simulate,
+benchmarks) the same game is played on one kernel kept for the whole game (``_fast``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from shared.events import (
     seal,
     stored_piece,
 )
+from shared.games.base import replay
 from shared.games.rng import Rng, bot_choice_index, bot_random, seed_hash
 from shared.match.aggregate import Match, Seat
 from shared.match.aggregate import evolve as match_evolve
@@ -208,47 +210,68 @@ def _fast(
     seed: str,
     max_actions: int,
 ) -> Played:
-    """The same game as ``play`` when only the end matters: states folded straight from the
-    engine's events (no JSON, no envelopes, no hashes), versions counted as the service counts
-    them (``game_created``, the setup events, then each command's events)."""
-    state = None
+    """The same game as ``play`` when only the end matters, on one kernel for the whole game:
+    each command decided on it by ``steps.decide_on`` (what ``steps.decide`` runs on a thawed
+    state), its events counted for the versions as the service counts them (``game_created``,
+    the setup events, then each command's events, then ``seed_revealed``), and no thaw,
+    freeze, JSON, envelope or hash per command. The state is frozen only for a bot that
+    reads a view, and at the end.
+
+    A random bot draws as the service's does, without its view: from the kernel's listing
+    with ``bot_choice_index``, or, for a game that cannot list every command, with the
+    engine's ``random_command_at`` (the same draws as its ``random_command`` from the view).
+    """
     setup = engine.setup(len(seats), options, Rng(seed, "setup"))
-    for event in setup:
-        state = engine.evolve(state, event)
+    kernel = _kernel_at(engine, setup)
     version = 1 + len(setup)
     match = Match(game=game, seats=tuple(seats), options=options, seed_sha256=seed_hash(seed))
-    record = GameRecord(id="playout", match=match, version=version, head_hash="", state=state)
-    outcome, to_act, legal_commands = engine.outcome, engine.to_act, engine.legal_commands
+    bots_at = [s.bot or "random" for s in match.seats]
     listed = engine.TRAITS.lists_all_commands
-    # Per seat, whether its move is the random bot's pick from the legal commands.
-    randoms = [listed and (s.bot or "random") == "random" for s in record.match.seats]
-    decide = steps.decide
+    drawn = None if listed else getattr(engine, "random_command_at", None)
+    # Per seat: 1 its move is the random bot's pick from the listing, 2 the random bot's draw
+    # from the state, 0 a bot's move from its view.
+    how = [(1 if listed else 2 if drawn else 0) if b == "random" else 0 for b in bots_at]
+    events: list[Any] = []
+    emit = steps.emitter(kernel, events)
+    decide_on, to_act, legal_commands = steps.decide_on, kernel.to_act, kernel.legal_commands
+    outcome = kernel.outcome
     actions = 0
-    over = outcome(state) is not None
+    over = outcome() is not None
     while not over:
         if actions >= max_actions:
             raise RuntimeError(f"game did not end within {max_actions} actions")
-        seat = to_act(state)[0]
-        if randoms[seat]:
-            legal = legal_commands(state, seat)
+        seat = to_act()[0]
+        move = how[seat]
+        if move == 1:
+            legal = legal_commands(seat)
             command = legal[bot_choice_index(seed, seat, version, len(legal))]
+        elif move:
+            assert drawn is not None
+            command = drawn(kernel, seat, bot_random(seed, seat, version))
         else:
-            command, _ = _viewed_move(engine, record.match, state, version, "", seat, seed)
-        # The engine's events are only counted: no JSON, no seed_revealed but its version.
-        events, state, closing = decide(engine, state, seat, command, seed, version)
+            command, _ = _viewed_move(engine, match, kernel.freeze(), version, "", seat, seed)
+        decide_on(kernel, seat, command, seed, version, events, emit, listed=move == 1)
         version += len(events)
-        over = closing is not None
+        events.clear()
+        over = outcome() is not None
         actions += 1
     version += 1  # seed_revealed
     final = GameRecord(
-        id=record.id,
-        match=record.match,
-        version=version,
-        head_hash=record.head_hash,
-        state=state,
-        seed=seed,
+        id="playout", match=match, version=version, head_hash="", state=kernel.freeze(), seed=seed
     )
     return Played(record=final, actions=actions)
+
+
+def _kernel_at(engine: Any, setup: Sequence[Any]) -> Any:
+    """The game's kernel after the setup events (as ``evolve_all(None, setup)`` folds them),
+    or, for an engine without a kernel, a ``steps.Folded`` face."""
+    kernel_cls = getattr(engine, "KERNEL", None)
+    if kernel_cls is None:
+        return steps.Folded(engine, replay(engine, setup))
+    kernel = kernel_cls.start(setup[0])
+    for event in setup[1:]:
+        kernel.on(event)
+    return kernel
 
 
 # An engine's events and commands recur from game to game (a card game's are one object per card): their

@@ -16,6 +16,7 @@ from shared.events import SEED_REVEALED, SERVICE_EVENTS, NewEvent
 from shared.games import errors as rules
 from shared.games.base import Engine, step
 from shared.games.errors import GameError
+from shared.games.kernel import Emit, recorder
 from shared.games.rng import Rng, bot_random
 from shared.match import clock, fairness
 from shared.match.aggregate import Match
@@ -34,20 +35,22 @@ def decide(
     *,
     reveal: str | None = None,
 ) -> tuple[list[Any], Any, NewEvent | None]:
-    """The one decide path: ``command`` by ``seat`` decided on ``state`` (a game not over) at
-    ``version`` with the randomness of label ``v<version>``. Gives (the engine's events, the
-    state after them, the ``seed_revealed`` that closes the game when they end it, revealing
-    ``reveal`` (the server seed; by default ``seed``), else None). Raises GameError: the
-    engine refuses the command, or the command changes nothing.
+    """The one decide path on a frozen state: ``command`` by ``seat`` decided on ``state`` (a
+    game not over) at ``version`` (``decide_on`` on a kernel holding it). Gives (the engine's
+    events, the state after them, the ``seed_revealed`` that closes the game when they end
+    it, revealing ``reveal`` (the server seed; by default ``seed``), else None). Raises
+    GameError: the engine refuses the command, or the command changes nothing.
 
-    Live play and the audit (through ``decide_events``) and every play-out path call it; the
-    engine's events are handed back as they are so that a play-out can encode each once
-    (``playout._sealed``) or not at all (``playout._fast``). Whether the game is over before
-    is the caller's to know (a play-out's loop knows it from the step before, and checking
-    again cost the fast play-out 7%); ``decide_events`` checks it."""
-    events, after = step(engine, state, seat, command, Rng(seed, f"v{version}"))
-    if not events:
-        raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
+    Live play and the audit (through ``decide_events``) and every play-out path that writes a
+    log call it; the engine's events are handed back as they are so that a play-out can
+    encode each once (``playout._sealed``). The fast play-out (``playout._fast``: no log)
+    keeps one kernel for the whole game and calls ``decide_on`` itself. Whether the game is
+    over before is the caller's to know (a play-out's loop knows it from the step before,
+    and checking again cost the play-out 7%); ``decide_events`` checks it."""
+    kernel = kernel_of(engine, state)
+    events: list[Any] = []
+    decide_on(kernel, seat, command, seed, version, events, emitter(kernel, events))
+    after = kernel.freeze()
     if engine.outcome(after) is None:
         return events, after, None
     return (
@@ -55,6 +58,80 @@ def decide(
         after,
         NewEvent(type=SEED_REVEALED, data={"seed": seed if reveal is None else reveal}),
     )
+
+
+def decide_on(
+    kernel: Any,
+    seat: int,
+    command: Any,
+    seed: str,
+    version: int,
+    events: list[Any],
+    emit: Emit,
+    *,
+    listed: bool = False,
+) -> None:
+    """The one decide path's step, on a live kernel (``kernel_of``): ``command`` by ``seat``
+    applied with the randomness of label ``v<version>``, each event handed to ``emit``
+    (``emitter(kernel, events)``: the kernel then holds the state after them, and ``events``,
+    empty before, the events). ``listed``: the command is one of the kernel's own
+    ``legal_commands`` now (a random bot's pick), applied past the checks where the kernel
+    has ``apply_listed`` (the same events). Raises GameError, the kernel untouched: the
+    engine refuses the command, or the command changes nothing."""
+    rng = Rng(seed, f"v{version}")
+    if listed:
+        getattr(kernel, "apply_listed", kernel.apply)(seat, command, rng, emit)
+    else:
+        kernel.apply(seat, command, rng, emit)
+    if not events:
+        raise GameError(rules.ILLEGAL, "the command changes nothing", rule="no_effect")
+
+
+def kernel_of(engine: Engine, state: Any) -> Any:
+    """A live kernel holding ``state``: the game's own (``KERNEL.thaw``), or for an engine
+    without one a ``Folded`` face of its pure functions."""
+    kernel_cls = getattr(engine, "KERNEL", None)
+    return Folded(engine, state) if kernel_cls is None else kernel_cls.thaw(state)
+
+
+def emitter(kernel: Any, events: list[Any]) -> Emit:
+    """The ``emit`` that ``decide_on`` hands a kernel's events to: each event's mutator run
+    and the event appended to ``events`` (a ``Folded`` face has folded them already)."""
+    return events.append if isinstance(kernel, Folded) else recorder(kernel, events)
+
+
+class Folded:
+    """The kernel's face for an engine without a kernel (the engine contract does not require
+    one): ``apply`` is the engine's ``decide`` and the fold of its events (``base.step``)."""
+
+    __slots__ = ("engine", "state")
+
+    def __init__(self, engine: Engine, state: Any) -> None:
+        self.engine = engine
+        self.state = state
+
+    def apply(self, seat: int, command: Any, rng: Rng, emit: Emit) -> None:
+        """The command's events, folded into ``state``, each handed to ``emit``."""
+        events, self.state = step(self.engine, self.state, seat, command, rng)
+        for event in events:
+            emit(event)
+
+    def to_act(self) -> tuple[int, ...]:
+        """The engine's ``to_act`` of the state held."""
+        return tuple(self.engine.to_act(self.state))
+
+    def legal_commands(self, seat: int) -> list[Any]:
+        """The engine's ``legal_commands`` of the state held."""
+        return list(self.engine.legal_commands(self.state, seat))
+
+    def outcome(self) -> dict[str, Any] | None:
+        """The engine's ``outcome`` of the state held."""
+        outcome: dict[str, Any] | None = self.engine.outcome(self.state)
+        return outcome
+
+    def freeze(self) -> Any:
+        """The state held (already frozen)."""
+        return self.state
 
 
 def decide_events(

@@ -127,7 +127,9 @@ class Engine(Protocol):
     # Optional: ``random_command(view, rng: random.Random) -> dict`` — a uniformly random legal
     # command (client JSON) from a seat's view, for games whose ``legal_commands`` cannot list
     # every command (Isle of Skye's prices). Without it, bots choose among the view's
-    # ``legal_commands``.
+    # ``legal_commands``. Optional with it: ``random_command_at(state, seat, rng) -> command``,
+    # the same draw read from the state or the kernel (no view), as an engine command: the
+    # play-out driver's random bot (``shared/app/playout.py``).
 
     EVENTS: Mapping[str, type]
     COMMANDS: Mapping[str, type]

@@ -109,12 +109,16 @@ def _hmac_pads(seed: str) -> tuple[Any, Any]:
     if len(key) > _BLOCK_SIZE:
         key = hashlib.sha256(key).digest()
     key = key.ljust(_BLOCK_SIZE, b"\0")
-    inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
-    outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
+    inner = hashlib.sha256(key.translate(_IPAD))
+    outer = hashlib.sha256(key.translate(_OPAD))
     return inner, outer
 
 
 _BLOCK_SIZE = 64  # SHA-256's block size in bytes
+# Each byte XOR the HMAC pad byte, as ``bytes.translate`` tables (a play-out of a new seed
+# pays for the pads once: a loop over the key's bytes cost it as much as a dozen bot draws).
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
 
 
 def seed_hash(seed: str) -> str:
@@ -208,11 +212,19 @@ def bot_choice_index(seed: str, seat: int, version: int, n: int) -> int:
     if n == 1:
         return 0
     k = (n - 1).bit_length()
-    block = _hmac_block(_hmac_pads(seed), f"{bot_label(seat, version)}:0".encode())
+    # Block 0 of stream ``bot_label(seat, version)``, spelt as bytes and hashed here (the
+    # ``_hmac_block`` inlined): every random bot move of every play-out pays for this.
+    inner, outer = _hmac_pads(seed)
+    h = inner.copy()
+    h.update(b"bot:%d:v%d:0" % (seat, version))
+    o = outer.copy()
+    o.update(h.digest())
+    block = int.from_bytes(o.digest(), "big")
     left = 256
+    mask = (1 << k) - 1
     while left >= k:  # BitStream.below within the first block
         left -= k
-        r = (block >> left) & ((1 << k) - 1)
+        r = (block >> left) & mask
         if r < n:
             return r
     return BitStream(Rng(seed, bot_label(seat, version))).below(n)  # a draw across blocks

@@ -22,6 +22,7 @@ MODULES = [
     "bench_sim_fox",
     "bench_sim_skull",
     "bench_sim_skye",
+    "bench_simulate",
     "bench_slow_clients",
     "bench_tournament",
     "bench_worker_takeover",

@@ -1,7 +1,8 @@
 """Issue 27's one decide path: live play, every play-out path (general, sealed, fast), a
 registered bot's answer tried before it is sent and the audit's re-decision decide each
-command through ``steps.decide``, so that what the service
-appends, what a tournament writes and what an auditor recomputes cannot drift apart."""
+command through ``steps.decide_on`` (``steps.decide`` on a frozen state; the fast play-out on
+the one kernel it keeps for a game), so that what the service appends, what a tournament
+writes and what an auditor recomputes cannot drift apart."""
 
 from __future__ import annotations
 
@@ -18,16 +19,16 @@ from tests.unit.test_handlers import fox_game, given_the_seat_to_act, memory_app
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The version of every command decided through ``steps.decide`` (the real one runs)."""
+    """The version of every command decided through ``steps.decide_on`` (the real one runs)."""
     seen: list[int] = []
-    real = steps.decide
+    real = steps.decide_on
 
-    def spy(engine: Any, state: Any, seat: int, command: Any, seed: str, version: int,
+    def spy(kernel: Any, seat: int, command: Any, seed: str, version: int, *args: Any,
             **kw: Any) -> Any:  # fmt: skip
         seen.append(version)
-        return real(engine, state, seat, command, seed, version, **kw)
+        return real(kernel, seat, command, seed, version, *args, **kw)
 
-    monkeypatch.setattr(steps, "decide", spy)
+    monkeypatch.setattr(steps, "decide_on", spy)
     return seen
 
 

@@ -1,11 +1,12 @@
 """Isle of Skye: From Chieftain to King (2–5 players): the rules engine.
 
-The package provides the ``Engine`` names of ``shared/games/base.py`` (plus ``random_command``):
-``data`` loads the packaged tiles and scoring tiles, ``territory`` holds grid geometry,
-placement and areas, ``scoring`` the 16 scoring tiles, scrolls and income, ``messages`` the
-commands and events, ``state`` the frozen state, ``kernel`` the rules (``KERNEL``, from which
-``decide``, ``evolve`` and ``evolve_all`` are derived), ``engine`` options, setup, views and
-the rest; ``bots`` the heuristic (``HEURISTIC``) and ``search`` ISMCTS's hooks (``SEARCH``).
+The package provides the ``Engine`` names of ``shared/games/base.py`` (plus ``random_command``
+and ``random_command_at``, its draw from the state): ``data`` loads the packaged tiles and
+scoring tiles, ``territory`` holds grid geometry, placement and areas, ``scoring`` the 16
+scoring tiles, scrolls and income, ``messages`` the commands and events, ``state`` the frozen
+state, ``kernel`` the rules (``KERNEL``, from which ``decide``, ``evolve`` and ``evolve_all``
+are derived), ``engine`` options, setup, views and the rest; ``bots`` the heuristic
+(``HEURISTIC``) and ``search`` ISMCTS's hooks (``SEARCH``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from shared.games.skye.engine import (
     outcome,
     parse_options,
     random_command,
+    random_command_at,
     redact,
     setup,
     to_act,
@@ -69,6 +71,7 @@ __all__ = [
     "parse_command",
     "parse_options",
     "random_command",
+    "random_command_at",
     "redact",
     "setup",
     "to_act",

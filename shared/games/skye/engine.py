@@ -355,6 +355,26 @@ def random_command(view: Mapping[str, Any], rng: random.Random) -> dict[str, Any
     return dict(rng.choice(options))
 
 
+def random_command_at(s: Any, seat: int, rng: random.Random) -> Any:
+    """``random_command`` of ``seat``'s view, read from the game itself (a ``State`` or the
+    kernel's ``Table``), as an engine command: the same draws from ``rng`` and the same
+    command as ``parse_command(random_command(view(s, seat), rng))``, without building the
+    view (every territory as JSON, per move). ``seat`` must be one to act.
+
+    The view's own gold in hand (``free_gold``) and tiles drawn are the seat's ``gold`` and
+    ``drawn``; its ``legal_commands`` are ``legal_commands``' listing in JSON, in order."""
+    p = s.players[seat]
+    phase = s.phase
+    if phase == "prices" and not p.prices_set:
+        return m.parse_command(random_prices(list(p.drawn), p.gold, rng))
+    if phase == "game_over":
+        raise GameError(GAME_OVER, "the game is over")
+    options = legal_commands(s, seat)
+    if not options:
+        raise GameError(NOT_YOUR_TURN, "nothing to do now")
+    return rng.choice(options)
+
+
 # -- determinize ------------------------------------------------------------------------------
 
 
