@@ -48,9 +48,13 @@ each optional: ``playout_rollout`` (see ``default_rollout``), ``determinizer(vie
 once, a deal per iteration), ``sample_command(state, seat, rand)`` (one ``random_command``
 draw as an engine command on the kernel, without building a view), ``root_commands(view, rand)`` (the root's candidates for any decision, or None
 for the default ones: a game may narrow them to its heuristic's choice and its alternatives;
-one candidate is played without a search) and ``FLAT_SEARCH`` (true: every iteration plays out
+one candidate is played without a search), ``FLAT_SEARCH`` (true: every iteration plays out
 right below the root's move, for a rollout that models the other seats instead of a tree over
-their moves). Each must keep the distribution (or, for candidates, the legality) of what it
+their moves) and ``root_search(engine, view, rand, iterations, deadline, rollout)`` (the whole
+root search of a decision, run by the game: ``(command, iterations, children)`` as
+``SearchResult`` holds them, or None, drawing nothing from ``rand``, for the search here;
+``deadline`` is a ``time.perf_counter`` time when a budget is given, else None and
+``iterations`` counts play-outs). Each must keep the distribution (or, for candidates, the legality) of what it
 replaces; the game's search tests prove it.
 
 Randomness and determinism: the caller's ``rng`` (HMAC-based, slow) gives one 64-bit seed to a
@@ -179,6 +183,18 @@ def search(
     engine: Any = games.get(str(view["game"]))
     # One draw from the caller's slow generator; everything after is the fast one's.
     fast = random.Random(rng.getrandbits(64))
+    own_search = getattr(_hooks(engine), "root_search", None)
+    if own_search is not None:
+        deadline = None if budget_ms is None else started + budget_ms / 1000.0
+        found = own_search(engine, view, fast, iterations, deadline, rollout)
+        if found is not None:
+            command, done, children = found
+            return SearchResult(
+                command=command,
+                iterations=done,
+                seconds=time.perf_counter() - started,
+                children=tuple(children),
+            )
     options = _root_options(engine, view, fast)
     if not options:
         return SearchResult(command=None)

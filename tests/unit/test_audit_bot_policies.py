@@ -81,9 +81,10 @@ def test_the_skull_heuristic_is_a_new_policy_and_the_others_are_their_first() ->
     assert CURRENT_SKULL_HEURISTIC == 2
     assert bots.policy_version("heuristic", "fox") == 1
     assert bots.policy_version("random", "skull") == 1
-    # ISMCTS on Skull (version 2) searches the heuristic's candidates and plays out as the
-    # heuristic plays, so it follows the heuristic's version too: 2 + 2 - 1.
-    assert bots.policy_version("ismcts", "skull") == 3
+    # ISMCTS on Skull (version 3: its public choices from deals of its own discs as a spectator
+    # deals them) searches the heuristic's candidates and plays out as the heuristic plays, so
+    # it follows the heuristic's version too: 3 + 2 - 1.
+    assert bots.policy_version("ismcts", "skull") == 4
 
 
 def test_ismcts_on_skye_follows_the_skye_heuristic(monkeypatch: pytest.MonkeyPatch) -> None:

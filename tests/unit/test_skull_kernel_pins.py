@@ -13,7 +13,9 @@ audit: none of these may change.
 Issue 28 changed the search on purpose (policy version 2 of Skull's ISMCTS: a flat search of
 the heuristic's candidates, each played out as the heuristic plays) and wrote the pins again
 from that tree: the views, the heuristic's choices and the games' events are the old tree's
-still (unchanged bytes); the searches and the search's rollouts are version 2's.
+still (unchanged bytes); the searches and the search's rollouts are version 2's. Version 3
+(public choices valued on spectator deals of its own discs: ``search.root_search``) wrote
+them once more: only the searches of the placing and bidding cases moved.
 """
 
 from __future__ import annotations

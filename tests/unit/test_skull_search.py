@@ -286,3 +286,93 @@ def test_the_search_plays_the_heuristics_candidates_flat() -> None:
     assert {tuple(sorted(c.items())) for c, _, _ in result.children} <= {
         tuple(sorted(c.items())) for c in candidates
     }
+
+
+# --- the tell-free search (ISMCTS policy version 3) ------------------------------------------
+
+
+def _twin_view(view: dict[str, Any]) -> dict[str, Any] | None:
+    """``view`` with the seat's skull swapped between its stack and its hand (None when it
+    cannot be): the same public position, the other private one."""
+    stack, hand = list(view["stack"]), dict(view["hand"])
+    if skull.SKULL in stack and hand[skull.FLOWER]:
+        stack[stack.index(skull.SKULL)] = skull.FLOWER
+        hand[skull.SKULL], hand[skull.FLOWER] = hand[skull.SKULL] + 1, hand[skull.FLOWER] - 1
+    elif hand[skull.SKULL] and skull.FLOWER in stack:
+        stack[stack.index(skull.FLOWER)] = skull.SKULL
+        hand[skull.SKULL], hand[skull.FLOWER] = hand[skull.SKULL] - 1, hand[skull.FLOWER] + 1
+    else:
+        return None
+    return {**view, "stack": stack, "hand": hand}
+
+
+def test_the_spectator_deal_does_not_read_the_seats_own_discs() -> None:
+    # The public part's deals (``keep_own=False``) are the same, draw for draw, whether the
+    # seat's skull is on its stack or in its hand; the kept deals are not (they hold its
+    # stack as it is).
+    compared = 0
+    for seats, rule, seed in [(4, "czech", 21), (5, "english", 22), (3, "czech", 23)]:
+        for i, state in enumerate(game(seats, rule, seed)):
+            if state.phase not in (skull.PLACING, skull.BIDDING):
+                continue
+            seat = skull.to_act(state)[0]
+            view = projections.game_view(skull, state, seat)
+            twin = _twin_view(view)
+            if twin is None:
+                continue
+            for k in range(3):
+                mine = skull.determinize(view, seat, Rng("deal", f"{i}-{k}"), keep_own=False)
+                theirs = skull.determinize(twin, seat, Rng("deal", f"{i}-{k}"), keep_own=False)
+                assert mine == theirs
+                rand, other = random.Random(k), random.Random(k)
+                dealt = SEARCH.spectator_deal(view, seat, SEARCH._Draws(rand))
+                assert dealt == SEARCH.spectator_deal(twin, seat, SEARCH._Draws(other))
+                assert rand.random() == other.random()  # and the same draws after
+                stack = dealt.players[seat].stack
+                assert skull.SKULL not in stack[1:]  # only ever the first disc
+            kept = skull.determinize(view, seat, Rng("deal", str(i)))
+            assert kept.players[seat].stack == tuple(view["stack"])
+            compared += 1
+    assert compared > 20
+
+
+def test_a_budget_searchs_count_of_playouts_replays_its_choice() -> None:
+    # An audit re-decides a timed move with the play-outs it recorded: the search stopped
+    # by the clock (part-way through a round, often) and the one stopped by that count
+    # choose alike, from the same statistics.
+    checked = 0
+    for seats, rule, seed in [(4, "czech", 31), (5, "english", 32)]:
+        for i, state in enumerate(game(seats, rule, seed)):
+            seat = skull.to_act(state)[0] if skull.to_act(state) else None
+            if seat is None or state.phase != skull.BIDDING or not state.players[seat].stack:
+                continue
+            view = {**projections.game_view(skull, state, seat), "game": "skull"}
+            timed = ismcts.search(view, random.Random(i), budget_ms=15)
+            counted = ismcts.search(view, random.Random(i), iterations=timed.iterations)
+            assert timed.iterations > 0
+            assert (counted.command, counted.children) == (timed.command, timed.children)
+            checked += 1
+            if checked >= 6:
+                return
+    raise AssertionError(f"only {checked} bidding positions")
+
+
+def test_a_rounds_first_disc_is_drawn_and_another_is_a_flower() -> None:
+    firsts: Counter[str] = Counter()
+    for seed in range(60):
+        state = start(4, "czech", f"first-{seed}")
+        seat = skull.to_act(state)[0]
+        view = {**projections.game_view(skull, state, seat), "game": "skull"}
+        found = ismcts.search(view, random.Random(seed), iterations=50)
+        assert found.command is not None and found.command["type"] == "place"
+        assert found.iterations == 0  # no search
+        firsts[found.command["disc"]] += 1
+    assert 0 < firsts[skull.SKULL] < firsts[skull.FLOWER]  # FIRST_SKULL is 0.2
+    state = after(start(4, "czech", "second"), 0, skull.Place(disc=skull.SKULL))
+    for s in (1, 2, 3):
+        state = after(state, s, skull.Place(disc=skull.FLOWER))
+    view = {**projections.game_view(skull, state, 0), "game": "skull"}
+    found = ismcts.search(view, random.Random(0), iterations=30)
+    assert found.command is not None
+    if found.command["type"] == "place":
+        assert found.command["disc"] == skull.FLOWER

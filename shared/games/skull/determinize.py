@@ -18,11 +18,15 @@ from shared.games.skull.messages import (
 )
 
 
-def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
+def determinize(view: Mapping[str, Any], seat: int, rng: Rng, *, keep_own: bool = True) -> State:
     """A full state consistent with ``view`` (``seat``'s view): ``seat``'s own discs, stack and
     losses as it knows them; other seats' unknown discs dealt at random within what is public
     (disc counts, stack sizes, this round's flipped faces on top of their stacks, at most one
     skull each, and ``known_skull`` from earlier rounds); the blind-pick order shuffled.
+
+    ``keep_own`` false: ``seat``'s own discs dealt too, as a spectator deals anyone's (from the
+    public counts alone: its hand, stack and losses are not read), so the deals and the draws
+    they make are the same whatever is on its stack.
     """
     phase = view["phase"]
     # Faces flipped this round still bind a seat's stack while flipping; in the penalty its
@@ -33,7 +37,7 @@ def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
     players: list[Player] = []
     for info in view["players"]:
         s = info["seat"]
-        if s == seat:
+        if s == seat and keep_own:
             hand, stack = view["hand"], tuple(view["stack"])
             flowers = hand[FLOWER] + stack.count(FLOWER)
             skulls = hand[SKULL] + stack.count(SKULL)

@@ -1,6 +1,14 @@
 """Skull's search hooks for ``shared/bots/ismcts.py`` (the package's ``SEARCH``).
 
-**The search (ISMCTS policy version 2)** is flat (``FLAT_SEARCH``): every iteration deals the
+**The search (ISMCTS policy version 3)** is ``root_search``: a placing or bidding decision's
+public part (another disc or open, the bid, raise or pass) is valued on deals of the seat's own
+discs as a spectator deals them, so its public choices read nothing of its stack (version 2,
+below, valued them knowing its stack, and a spectator read it from its bids: +13 points over
+the base rate); its first disc of a round is the skull with chance ``FIRST_SKULL``, another
+disc a flower. Flips, penalties and the starter are the heuristic's alone, as in version 2.
+
+**Version 2's search** (still what ``root_commands`` and ``FLAT_SEARCH`` give ``ismcts``
+without ``root_search``) is flat (``FLAT_SEARCH``): every iteration deals the
 hidden discs, plays one of ``root_commands`` (the heuristic's choice first; in the placing and
 the bidding also the other discs, the lowest bids, passing and one bid past the heuristic's;
 elsewhere the heuristic's choice alone), then ``modelled_rollout``: the rest of the game as the
@@ -27,15 +35,19 @@ holds them equal.
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from shared.games.skull import bots as heuristic
+from shared.games.skull.determinize import determinize
 from shared.games.skull.kernel import SkullKernel
 from shared.games.skull.messages import (
     BIDDING,
     FLIPPING,
+    FLOWER,
     GAME_OVER_PHASE,
     PENALTY,
     PLACING,
@@ -173,10 +185,22 @@ def root_commands(view: Mapping[str, Any], rand: random.Random) -> list[dict[str
     return list(out.values())
 
 
+# Client JSON of each command met (commands are frozen values the kernel shares); the
+# heuristic only reads the listing, so one dict per command serves every view.
+_JSON: dict[Any, dict[str, Any]] = {}
+
+
+def _as_json(command: Any) -> dict[str, Any]:
+    doc = _JSON.get(command)
+    if doc is None:
+        doc = _JSON[command] = command_to_json(command)
+    return doc
+
+
 def modelled_view(kernel: SkullKernel, seat: int) -> dict[str, Any]:
     """What the service shows ``seat`` (its view, listing, turn), for the heuristic."""
     doc = view(kernel.freeze(), seat)
-    doc["legal_commands"] = [command_to_json(c) for c in kernel.legal_commands(seat)]
+    doc["legal_commands"] = [_as_json(c) for c in kernel.legal_commands(seat)]
     doc.update(seat=seat, to_act=[seat], outcome=None)
     return doc
 
@@ -200,3 +224,221 @@ def modelled_rollout(engine: Any, state: State, rand: random.Random) -> list[flo
 def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
     """What ``ismcts`` uses by default for Skull: ``modelled_rollout``."""
     return modelled_rollout(engine, state, rand)
+
+
+# --- the tell-free search (ISMCTS policy version 3) ------------------------------------------
+
+# How often a round's first disc is the skull (when both faces are in hand; the only moment it
+# goes down, as for the heuristic). The search's public choices cannot use where its skull is,
+# so every skull down is a bid it may have to fail: in four-player games against three
+# heuristics at 100 iterations, 0 won 73% (its stack always flowers: nothing hidden, so
+# nothing to read, and any opponent who knows the policy knows its stack), 0.35 43%, the
+# heuristic's 0.65 about 15% (BENCHMARKS.md, "A search that is not readable").
+FIRST_SKULL = 0.2
+
+
+class _Draws:
+    """The engines' ``Rng`` interface over a ``random.Random``, for ``determinize``."""
+
+    __slots__ = ("below", "choice", "_random")
+
+    def __init__(self, rand: random.Random) -> None:
+        self._random = rand
+        self.below: Callable[[int], int] = rand.randrange
+        self.choice: Callable[[Sequence[Any]], Any] = rand.choice
+
+    def random(self) -> float:
+        return self._random.random()
+
+    def shuffle(self, items: Sequence[T]) -> tuple[T, ...]:
+        out = list(items)
+        self._random.shuffle(out)
+        return tuple(out)
+
+
+Public = tuple[Any, ...]
+Children = list[tuple[dict[str, Any], int, float]]
+
+
+def public_part(doc: Mapping[str, Any]) -> Public:
+    """What every seat sees of a command: its type, a bid's count, a flipped seat; not the face
+    of a placed disc."""
+    return (doc["type"], doc.get("count"), doc.get("seat"))
+
+
+def public_candidates(view: Mapping[str, Any], own: Mapping[str, Any]) -> list[Public]:
+    """The public actions searched, from public facts alone: the heuristic's (``own``, whose
+    public part reads none of its discs) first, then another disc, the two lowest bids, one
+    bid past the heuristic's, passing."""
+    legal: list[dict[str, Any]] = list(view.get("legal_commands") or [])
+    counts = sorted({c["count"] for c in legal if c["type"] == "bid"})
+    wanted: list[Public] = [public_part(own)]
+    if any(c["type"] == "place" for c in legal):
+        wanted.append(("place", None, None))
+    wanted += [("bid", n, None) for n in counts[:2]]
+    if own["type"] == "bid" and own["count"] + 1 in counts:
+        wanted.append(("bid", own["count"] + 1, None))
+    if any(c["type"] == "pass" for c in legal):
+        wanted.append(("pass", None, None))
+    return list(dict.fromkeys(wanted))
+
+
+def spectator_deal(view: Mapping[str, Any], seat: int, rng: Any) -> State:
+    """A state ``seat``'s public choices are valued on: ``determinize`` with its own discs
+    dealt as a spectator who knows this policy deals them (``keep_own=False``, then its
+    stack: the skull at the bottom with chance ``FIRST_SKULL`` when the deal gave it one, or
+    when the stack holds more discs than its flowers; else flowers). Nothing of its own
+    hand, stack or losses is read, and the draws are the same whatever they are."""
+    state = determinize(view, seat, rng, keep_own=False)
+    p = state.players[seat]
+    size = len(p.stack)
+    if not size:
+        return state
+    drawn = rng.random()  # drawn whatever follows, so the stream never depends on the deal
+    down = p.skulls >= 1 and (drawn < FIRST_SKULL or p.flowers < size)
+    stack = (SKULL,) + (FLOWER,) * (size - 1) if down else (FLOWER,) * size
+    players = list(state.players)
+    players[seat] = dataclasses.replace(p, stack=stack)
+    return dataclasses.replace(state, players=tuple(players))
+
+
+def root_search(
+    engine: Any,
+    view: Mapping[str, Any],
+    rand: random.Random,
+    iterations: int | None,
+    deadline: float | None,
+    rollout: Any = None,
+) -> tuple[dict[str, Any], int, Children] | None:
+    """``ismcts``'s ``root_search`` hook for a placing or bidding decision (None elsewhere,
+    drawing nothing: flips, penalties and the starter stay the heuristic's alone).
+
+    * A round's first disc (all private): the skull with chance ``FIRST_SKULL`` when both
+      faces are in hand; no search.
+    * Another disc's face (private): a flower while the hand holds one.
+    * The public part (another disc or open, the bid, raise or pass): each of
+      ``public_candidates`` valued on ``spectator_deal``'s states, so these values, and the
+      draws that make them, are the same whatever is on its stack: its public choices carry
+      none of it. Flat, with common draws: each round deals once and plays out every
+      candidate from one seed (``modelled_rollout``), so candidates are compared on the same
+      worlds; the best mean wins, ties to the heuristic's.
+
+    ``iterations`` counts play-outs, and a time budget's count, given as ``iterations``,
+    plays the same (``_rounds``). Answers without a search count none."""
+    phase = view.get("phase")
+    seat = view.get("seat")
+    if phase not in (PLACING, BIDDING) or not isinstance(seat, int):
+        return None
+    own = heuristic.choose(view, rand)
+    if own is None:
+        return None
+    legal: list[dict[str, Any]] = list(view.get("legal_commands") or [])
+    if not view.get("stack"):  # a round's first disc
+        faces = {c["disc"] for c in legal if c["type"] == "place"}
+        if len(faces) == 1:
+            return {"type": "place", "disc": faces.pop()}, 0, []
+        disc = SKULL if rand.random() < FIRST_SKULL else FLOWER
+        return {"type": "place", "disc": disc}, 0, []
+    public = public_candidates(view, own)
+    if len(public) == 1:  # one public action: no search
+        return _listed(legal, public[0], own), 0, []
+    draws = _Draws(random.Random(rand.getrandbits(64)))
+
+    def deal(rng: Any) -> State:
+        return spectator_deal(view, seat, rng)
+
+    part = _Part(deal, draws, public, _dealt_command)
+    done = _rounds(engine, part, seat, iterations, deadline, rollout or modelled_rollout)
+    ranked = part.ranked()
+    children = [(_listed(legal, a, own), part.visits, m) for a, m in ranked]
+    return _listed(legal, ranked[0][0], own), done, children
+
+
+def _dealt_command(kernel: SkullKernel, seat: int, action: Public) -> Any:
+    """The engine command for a public action in a deal: another disc is a flower while the
+    dealt hand holds one, as the seat places them."""
+    kind = action[0]
+    if kind == "place":
+        flowers = kernel.flowers[seat] - kernel.stacks[seat].count(FLOWER)
+        return parse_command({"type": "place", "disc": FLOWER if flowers > 0 else SKULL})
+    if kind == "bid":
+        return parse_command({"type": "bid", "count": action[1]})
+    return parse_command({"type": "pass"})
+
+
+def _listed(
+    legal: Sequence[dict[str, Any]], action: Public, own: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The listed command for a public action: the heuristic's when it is that action (its
+    other disc is a flower while the hand holds one), else a flower when the hand holds one."""
+    if public_part(own) == action:
+        return dict(own)
+    matches = [c for c in legal if public_part(c) == action]
+    flower = [c for c in matches if c.get("disc") == FLOWER]
+    return dict((flower or matches)[0])
+
+
+class _Part:
+    """A flat search's table: how it deals, its draws, its candidates, the engine command of
+    a candidate in a deal, and each candidate's total reward over ``visits`` deals."""
+
+    __slots__ = ("deal", "draws", "candidates", "command", "totals", "visits")
+
+    def __init__(
+        self,
+        deal: Callable[[Any], State],
+        draws: _Draws,
+        candidates: Sequence[Public],
+        command: Callable[[SkullKernel, int, Public], Any],
+    ) -> None:
+        self.deal = deal
+        self.draws = draws
+        self.candidates = list(candidates)
+        self.command = command
+        self.totals = dict.fromkeys(self.candidates, 0.0)
+        self.visits = 0
+
+    def ranked(self) -> list[tuple[Public, float]]:
+        """Candidates by mean reward, best first; ties in the order proposed."""
+        n = max(self.visits, 1)
+        order = sorted(enumerate(self.candidates), key=lambda ia: (-self.totals[ia[1]], ia[0]))
+        return [(a, self.totals[a] / n) for _, a in order]
+
+
+def _rounds(
+    engine: Any,
+    part: _Part,
+    seat: int,
+    iterations: int | None,
+    deadline: float | None,
+    play_out: Any,
+) -> int:
+    """Rounds (one deal, every candidate played out on it from one seed) until ``iterations``
+    play-outs or ``deadline``; the play-outs made. Both are checked after each play-out
+    (after the first round), so a round may stop part-way: its rewards are then left out
+    (every mean is over the same deals), and a count of play-outs stops where a deadline
+    stopped."""
+    clock = time.perf_counter
+    rand = part.draws._random
+    candidates = part.candidates
+    last = len(candidates)
+    done = 0
+    while True:
+        dealt = part.deal(part.draws)
+        seed = rand.getrandbits(64)
+        rewards: list[float] = []
+        for action in candidates:
+            kernel = SkullKernel.thaw(dealt)
+            kernel.apply(seat, part.command(kernel, seat, action), _UNSHUFFLED, kernel.on)
+            rewards.append(play_out(engine, kernel.freeze(), random.Random(seed))[seat])
+            done += 1
+            stop = (iterations is not None and done >= iterations) or (
+                deadline is not None and clock() >= deadline
+            )
+            if stop and part.visits and len(rewards) < last:
+                return done  # part-way through a round: left out
+        for action, reward in zip(candidates, rewards, strict=True):
+            part.totals[action] += reward
+        part.visits += 1
+        if stop:
+            return done

@@ -132,6 +132,8 @@ SPEC = GameSpec(
     # it places and bids otherwise than version 1 did.
     # ismcts 2: a flat search of the heuristic's candidates, each played out as the
     # heuristic plays (``search.modelled_rollout``); it follows the heuristic's changes.
-    policy_versions=MappingProxyType({"heuristic": 2, "ismcts": 2}),
+    # ismcts 3: tell-free (``search.root_search``): its public choices are valued on deals of
+    # its own discs as a spectator deals them, so they read nothing of its stack.
+    policy_versions=MappingProxyType({"heuristic": 2, "ismcts": 3}),
     policy_follows=MappingProxyType({"ismcts": "heuristic"}),
 )  # fmt: skip
