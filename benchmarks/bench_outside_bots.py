@@ -347,10 +347,8 @@ def bot_stats(url: str, bot_id: str) -> dict[str, Any]:
 
 def profile(pids: dict[str, int], seconds: float, out: Path) -> dict[str, list[str]]:
     """py-spy samples of each process for ``seconds`` (with its children): its top functions
-    by own time. Empty when py-spy is missing."""
-    spy = shutil.which("py-spy") or next(
-        (str(p) for p in (Path("/tmp/pyspy/bin/py-spy"),) if p.exists()), None
-    )
+    by own time. Empty when py-spy is missing (on the PATH, or named by ``PY_SPY``)."""
+    spy = os.environ.get("PY_SPY") or shutil.which("py-spy")
     if spy is None:
         return {}
     procs = {}
