@@ -12,16 +12,28 @@ rollout was the ``shared.sim`` simulator, and after):
   games/s over the generic one's, the median of the rounds the figure.
 * ``search``: ``ismcts.search(view, random.Random(1), iterations=--iterations)`` on fixed
   views (a 4-player game's placing, bidding and flipping decisions); iterations per CPU second.
+* ``modelled``: the search's play-out (``SEARCH.modelled_rollout``: the heuristic plays every
+  seat) from ``--games`` round-1 states per seat count, the k-th with ``random.Random(k)``;
+  play-outs per CPU second, per round, and a digest of the rewards (equal in two trees that
+  play the same games).
+* ``budget``: play-outs per decision of the search (policy 3, ``SEARCH.root_search``) on the
+  fixed bidding view with a ``--budget-ms`` deadline (wall clock), ``--decisions`` seeds; the
+  median and range.
+* ``ops``: bytecode instructions (CPython's own count, independent of the load) per move of
+  ``--games`` random and modelled 4-player play-outs from the deal, and per play-out of the
+  search on the bidding view (a search of 200 play-outs less one of 50).
 
-Run: ``python benchmarks/bench_sim_skull.py --games 500 --rounds 5 [--mode playouts|search|both]
-[--json out.json]``.
+Run: ``python benchmarks/bench_sim_skull.py --games 500 --rounds 5
+[--mode playouts|search|modelled|budget|ops|both] [--json out.json]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -148,15 +160,115 @@ def run_search(iterations: int) -> list[dict[str, Any]]:
     return out
 
 
+def run_modelled(seat_counts: list[int], games_: int, rounds: int, seed: int) -> list[Any]:
+    """Per seat count: modelled play-outs per CPU second in each round, and the rewards'
+    digest."""
+    modelled = skull.SEARCH.modelled_rollout
+    out = []
+    for seats in seat_counts:
+        states = start_states(seats, games_, seed)
+        for k, state in enumerate(states[:10]):  # warm the message caches
+            modelled(skull, state, random.Random(k))
+        rates = []
+        digest = ""
+        for r in range(rounds):
+            start = time.process_time()
+            rewards = [modelled(skull, s, random.Random(k)) for k, s in enumerate(states)]
+            rates.append(games_ / (time.process_time() - start))
+            digest = hashlib.sha256(repr(rewards).encode()).hexdigest()[:12]
+            print(
+                f"{seats} players, round {r + 1}: modelled {rates[-1]:,.0f} play-outs/s "
+                f"(rewards {digest})",
+                flush=True,
+            )
+        out.append({"seats": seats, "playouts_per_s": rates, "rewards": digest})
+    return out
+
+
+def run_budget(budget_ms: float, decisions: int) -> dict[str, Any]:
+    """Play-outs each of ``decisions`` searches of the bidding view makes in ``budget_ms``."""
+    view = next(v for v in search_views() if v["phase"] == "bidding")
+    view = {**view, "seat": view["you"]}
+    done = []
+    for k in range(decisions):
+        deadline = time.perf_counter() + budget_ms / 1000
+        found = skull.SEARCH.root_search(skull, view, random.Random(k), None, deadline)
+        done.append(found[1])
+    row = {"budget_ms": budget_ms, "playouts": done, "median": statistics.median(done)}
+    print(
+        f"budget {budget_ms:g} ms, bidding: {row['median']:g} play-outs a decision (median; "
+        f"{min(done)}-{max(done)})",
+        flush=True,
+    )
+    return row
+
+
+def count_ops(run: Callable[[], Any]) -> tuple[int, int]:
+    """(bytecode instructions ``run`` executes, play-out moves among them: calls of the
+    kernel's ``apply`` or ``apply_listed`` from a play-out's loop)."""
+    ops = moves = 0
+    loops = {"play", "modelled_rollout"}
+
+    def trace(frame: Any, event: str, _arg: Any) -> Any:
+        nonlocal ops, moves
+        if event == "call":
+            frame.f_trace_opcodes = True
+            code = frame.f_code
+            back = frame.f_back
+            if code.co_name in ("apply", "apply_listed") and back is not None:
+                moves += back.f_code.co_name in loops
+        elif event == "opcode":
+            ops += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return ops, moves
+
+
+def run_ops(games_: int, seed: int) -> dict[str, Any]:
+    """Instructions a move of random and modelled play-outs, and a search's play-out."""
+    states = start_states(4, games_, seed)
+    search = skull.SEARCH
+    out: dict[str, Any] = {}
+    for name, play in (("random", search.random_rollout), ("modelled", search.modelled_rollout)):
+        play(skull, states[0], random.Random(0))  # warm the caches
+
+        def run(play: Any = play) -> None:
+            for k, state in enumerate(states):
+                play(skull, state, random.Random(k))
+
+        ops, moves = count_ops(run)
+        out[name] = {"ops_per_move": ops / moves, "moves": moves}
+        print(f"{name} play-outs: {ops / moves:,.0f} instructions a move ({moves} moves)")
+    view = next(v for v in search_views() if v["phase"] == "bidding")
+    view = {**view, "seat": view["you"]}
+    search.root_search(skull, view, random.Random(0), 10, None)
+    big = count_ops(lambda: search.root_search(skull, view, random.Random(1), 200, None))[0]
+    small = count_ops(lambda: search.root_search(skull, view, random.Random(1), 50, None))[0]
+    out["search_ops_per_playout"] = (big - small) / 150
+    print(f"search, bidding: {(big - small) / 150:,.0f} instructions a play-out")
+    return out
+
+
 def main() -> None:
     """Parses the arguments, runs the measurements, prints them and writes ``--json``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("playouts", "search", "both"), default="both")
+    parser.add_argument(
+        "--mode",
+        choices=("playouts", "search", "modelled", "budget", "ops", "both"),
+        default="both",
+    )
     parser.add_argument("--games", type=int, default=500, help="start states per seat count")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seats", type=int, nargs="+", default=[4, 6])
     parser.add_argument("--iterations", type=int, default=2000, help="per search")
+    parser.add_argument("--budget-ms", type=float, default=100.0, help="budget mode")
+    parser.add_argument("--decisions", type=int, default=30, help="budget mode")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
     print(machine(), flush=True)
@@ -165,6 +277,12 @@ def main() -> None:
         out["results"] = run_playouts(args.seats, args.games, args.rounds, args.seed)
     if args.mode in ("search", "both"):
         out["search"] = run_search(args.iterations)
+    if args.mode == "modelled":
+        out["modelled"] = run_modelled(args.seats, args.games, args.rounds, args.seed)
+    if args.mode == "budget":
+        out["budget"] = run_budget(args.budget_ms, args.decisions)
+    if args.mode == "ops":
+        out["ops"] = run_ops(args.games, args.seed)
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
 

@@ -3,7 +3,10 @@
 Each ``_on_<event>`` mutator is the only statement of how that event changes a game; ``apply``
 checks a command against the rules and hands the events it causes to ``emit`` one at a time, so
 each later step reads the state the earlier events left. The engine contract's ``decide`` and
-``evolve`` are derived from it (``shared/games/kernel.py``); search plays on ``copy()``.
+``evolve`` are derived from it (``shared/games/kernel.py``); search plays on ``copy()``, each
+command drawn from the kernel's own listing and applied past the checks (``apply_listed``: the
+effect half of each rule, which ``apply`` calls after its checks; with ``emit`` None the
+kernel runs the mutators itself, the busiest moves' without ``on``).
 
 Why it is fast enough to be the search's play-out too: one mutable object instead of a frozen
 ``State`` (and ``Player``) per event; per-seat lists changed in place; running counts (discs on
@@ -19,7 +22,7 @@ Invariants the counts rely on, true of every state the rules reach and of ``dete
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from shared.games import base
 from shared.games.errors import GAME_OVER, NOT_YOUR_TURN, GameError, illegal
@@ -105,6 +108,17 @@ _WON = [[ChallengeWon(seat=s, wins=w) for w in range(WINS_NEEDED + 1)] for s in 
 _ROUNDS_KEPT = 64
 _ROUNDS = [[RoundStarted(round=r, starter=s) for s in _SEATS] for r in range(_ROUNDS_KEPT)]
 _NBIDS = len(_BIDS)
+# Every shared command a listing hands out (search keys their JSON by identity: these live
+# as long as the module).
+LISTED_COMMANDS: tuple[Any, ...] = (
+    *_BIDS,
+    _PASS,
+    *_PLACE.values(),
+    *_DISCARD.values(),
+    *_FLIPS,
+    *_STARTERS,
+    *_PICKS,
+)
 # ``Place`` commands a seat may list, by (a flower in hand, a skull in hand); copied per call.
 _PLACINGS = [[[], [_PLACE[SKULL]]], [[_PLACE[FLOWER]], [_PLACE[FLOWER], _PLACE[SKULL]]]]
 _PLAYER = Player()
@@ -568,9 +582,21 @@ class SkullKernel(Kernel):
         rule = _RULES.get(type(command)) or _rule_for(command)
         rule(self, seat, command, rng, emit)
 
-    # Each command's rule, reached through ``apply`` only (after the turn is checked). A seat
-    # or count of type ``int`` may take a shared message from the tables; anything else (a
-    # ``True`` for seat 1) gets a fresh one holding exactly the value sent.
+    def apply_listed(self, seat: int, command: Any, rng: Rng, emit: Emit | None) -> None:
+        """``apply`` past its checks, for a command of this kernel's own listing: ``command``
+        must be one of ``legal_commands(seat)`` now (a play-out draws its commands from that
+        listing, which these same rules generate: checking them again would only repeat it;
+        anything else is ``apply``'s to refuse, and here it makes a wrong state).
+
+        ``emit`` as ``apply``'s, or None when nothing records the events (a play-out): the
+        kernel then runs each event's mutator itself. Either way the same events, in the
+        same order."""
+        _EFFECTS[type(command)](self, seat, command, rng, emit)
+
+    # Each command's rule, reached through ``apply`` only (after the turn is checked): its
+    # checks, then its effect (``_<rule>ed``, what ``apply_listed`` runs). A seat or count of
+    # type ``int`` may take a shared message from the tables; anything else (a ``True`` for
+    # seat 1) gets a fresh one holding exactly the value sent.
 
     def _place(self, seat: int, command: Place, rng: Rng, emit: Emit) -> None:
         phase = self.phase
@@ -585,9 +611,19 @@ class SkullKernel(Kernel):
         owned = flowers if disc == FLOWER else skulls if disc == SKULL else 0
         if not owned or owned == stack.count(disc):
             raise illegal("no_such_disc", f"you have no {disc} in hand")
+        self._placed(seat, command, rng, emit)
+
+    def _placed(self, seat: int, command: Place, rng: Rng, emit: Emit | None) -> None:
+        disc = command.disc
         placed = _PLACED.get(disc) if type(seat) is int and type(disc) is str else None
-        emit(placed[seat] if placed else DiscPlaced(seat=seat, disc=disc))
-        emit(_TURNS[self.after[seat]])  # ``_next(seat)``
+        event = placed[seat] if placed else DiscPlaced(seat=seat, disc=disc)
+        turn = _TURNS[self.after[seat]]  # ``_next(seat)``
+        if emit is None:  # the play-out's busiest move: its two mutators called directly
+            self._on_disc_placed(event)
+            self._on_turn_started(turn)
+        else:
+            emit(event)
+            emit(turn)
 
     def _bid(self, seat: int, command: Bid, rng: Rng, emit: Emit) -> None:
         phase = self.phase
@@ -603,9 +639,23 @@ class SkullKernel(Kernel):
             raise illegal("bid_above_cap", f"there are only {cap} discs on the table")
         if count <= self.bid:
             raise illegal("bid_not_higher", f"the bid must be higher than {self.bid}")
+        self._bidded(seat, command, rng, emit)
+
+    def _bidded(self, seat: int, command: Bid, rng: Rng, emit: Emit | None) -> None:
+        count = command.count
         shared = type(seat) is int and type(count) is int
-        emit(_BIDS_MADE[seat][count] if shared else BidMade(seat=seat, count=count))
-        if count == cap:
+        made = _BIDS_MADE[seat][count] if shared else BidMade(seat=seat, count=count)
+        if emit is None:
+            self._on_bid_made(made)
+            if count == self.table:
+                self._on_challenge_started(
+                    _CHALLENGES[seat][count] if shared else ChallengeStarted(seat=seat, bid=count)
+                )
+            else:
+                self._on_turn_started(_TURNS[self._next_bidder(seat)])
+            return
+        emit(made)
+        if count == self.table:
             emit(_CHALLENGES[seat][count] if shared else ChallengeStarted(seat=seat, bid=count))
         else:
             emit(_TURNS[self._next_bidder(seat)])
@@ -614,6 +664,11 @@ class SkullKernel(Kernel):
         phase = self.phase
         if phase != BIDDING:
             raise _wrong_phase(command, phase)
+        self._passed(seat, command, rng, emit)
+
+    def _passed(self, seat: int, command: Pass, rng: Rng, emit: Emit | None) -> None:
+        if emit is None:
+            emit = self.on
         alive, passed = self.alive, self.passed
         still_in = [s for s in range(self.seats) if alive[s] and not passed[s] and s != seat]
         bidder = self.bidder
@@ -638,7 +693,11 @@ class SkullKernel(Kernel):
         index = command.index
         if not 0 <= index < len(shuffled):
             raise illegal("no_such_disc", f"pick an index from 0 to {len(shuffled) - 1}")
-        self._lose(shuffled[index], seat, index, emit)
+        self._picked(seat, command, rng, emit)
+
+    def _picked(self, seat: int, command: PickDisc, rng: Rng, emit: Emit | None) -> None:
+        index = command.index
+        self._lose(self.shuffled[index], seat, index, emit or self.on)
 
     def _discard(self, seat: int, command: Discard, rng: Rng, emit: Emit) -> None:
         phase = self.phase
@@ -650,7 +709,10 @@ class SkullKernel(Kernel):
         owned = self.flowers[seat] if disc == FLOWER else self.skulls[seat] if disc == SKULL else 0
         if owned == 0:
             raise illegal("no_such_disc", f"you have no {disc} left")
-        self._lose(disc, seat, None, emit)
+        self._discarded(seat, command, rng, emit)
+
+    def _discarded(self, seat: int, command: Discard, rng: Rng, emit: Emit | None) -> None:
+        self._lose(command.disc, seat, None, emit or self.on)
 
     def _choose_starter(self, seat: int, command: ChooseStarter, rng: Rng, emit: Emit) -> None:
         phase = self.phase
@@ -661,7 +723,12 @@ class SkullKernel(Kernel):
             raise illegal("no_such_seat", f"there is no seat {target}")
         if not self.alive[target]:
             raise illegal("eliminated", f"seat {target} is out of the game")
-        emit(_round_started(self.round + 1, target))
+        self._chose_starter(seat, command, rng, emit)
+
+    def _chose_starter(
+        self, seat: int, command: ChooseStarter, rng: Rng, emit: Emit | None
+    ) -> None:
+        (emit or self.on)(_round_started(self.round + 1, command.seat))
 
     def _check_actor(self, seat: int, command: Any) -> None:
         """Raise unless ``seat`` is the one to act, naming the most helpful rule (an object
@@ -694,6 +761,18 @@ class SkullKernel(Kernel):
         height = len(stack)
         if up[target] >= height:
             raise illegal("empty_stack", f"seat {target} has no face-down disc left")
+        self._flipped(seat, command, rng, emit)
+
+    def _flipped(self, seat: int, command: Flip, rng: Rng, emit: Emit | None) -> None:
+        turn_up: Emit  # the flips' own events: their mutator called directly in a play-out
+        if emit is None:
+            emit, turn_up = self.on, self._on_disc_flipped
+        else:
+            turn_up = emit
+        target = command.seat
+        up = self.up
+        stack = self.stacks[target]
+        height = len(stack)
         # Your own stack turns over in one go, top down, and all of it even past the bid (the
         # book: "Nejprve odkryje všechny žetony, které sám vyložil" - first all the discs you
         # placed), so a skull of your own always fails you; another stack gives one disc.
@@ -704,7 +783,7 @@ class SkullKernel(Kernel):
         for k in range(take):
             disc = stack[height - up[target] - 1]
             shared = _FLIPPED.get(disc) if exact else None
-            emit(shared[target] if shared else DiscFlipped(seat=target, disc=disc))
+            turn_up(shared[target] if shared else DiscFlipped(seat=target, disc=disc))
             if disc == SKULL:
                 emit(
                     _FAILED[seat][target]
@@ -789,6 +868,18 @@ _RULES: dict[type, Rule] = {
 }
 
 
+# Command type -> its effect (``apply_listed``: a listed command is of one of these types).
+_EFFECTS: dict[type, Callable[[SkullKernel, int, Any, Rng, Emit | None], None]] = {
+    Place: SkullKernel._placed,
+    Bid: SkullKernel._bidded,
+    Pass: SkullKernel._passed,
+    Flip: SkullKernel._flipped,
+    PickDisc: SkullKernel._picked,
+    Discard: SkullKernel._discarded,
+    ChooseStarter: SkullKernel._chose_starter,
+}
+
+
 def _rule_for(command: Any) -> Rule:
     """The rule of a command whose type is not one of ``_RULES``' own: the first command
     type it is an instance of, else ``command/invalid``."""
@@ -823,6 +914,17 @@ def _take(state: State) -> SkullKernel | None:
 
 
 # --- the frozen face's read-only rules ---------------------------------------------------------
+
+R = TypeVar("R")
+
+
+def read(state: State, reader: Callable[[SkullKernel], R]) -> R:
+    """``reader`` of the kernel at ``state``, which is kept again for the ``thaw`` that
+    follows (``reader`` must change nothing)."""
+    kernel = SkullKernel.thaw(state)
+    result = reader(kernel)
+    _keep(state, kernel)
+    return result
 
 
 def to_act(state: State) -> tuple[int, ...]:

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 from shared.games.skull import bots as heuristic
 from shared.games.skull.determinize import determinize
-from shared.games.skull.kernel import SkullKernel
+from shared.games.skull.kernel import LISTED_COMMANDS, SkullKernel
 from shared.games.skull.messages import (
     BIDDING,
     FLIPPING,
@@ -56,7 +56,7 @@ from shared.games.skull.messages import (
     command_to_json,
     parse_command,
 )
-from shared.games.skull.view import view
+from shared.games.skull.view import kernel_view
 
 T = TypeVar("T")
 
@@ -88,7 +88,7 @@ def random_rollout(engine: Any, state: State, rand: random.Random) -> list[float
 def play(kernel: SkullKernel, randbelow: Callable[[int], int], cap: int) -> list[float]:
     """Random legal commands on ``kernel`` (changed in place) until the game ends or ``cap``
     moves; the rewards. ``randbelow(k)``: uniform in ``[0, k)``."""
-    apply, on, legal_commands = kernel.apply, kernel.on, kernel.legal_commands
+    apply, legal_commands = kernel.apply_listed, kernel.legal_commands
     rng = _UNSHUFFLED
     for _ in range(cap):
         phase = kernel.phase
@@ -119,7 +119,7 @@ def play(kernel: SkullKernel, randbelow: Callable[[int], int], cap: int) -> list
             )
         else:
             raise RuntimeError(f"skull: seat {seat} is to act with no legal command")
-        apply(seat, command, rng, on)
+        apply(seat, command, rng, None)
     return capped_rewards(kernel.wins)
 
 
@@ -185,22 +185,34 @@ def root_commands(view: Mapping[str, Any], rand: random.Random) -> list[dict[str
     return list(out.values())
 
 
-# Client JSON of each command met (commands are frozen values the kernel shares); the
-# heuristic only reads the listing, so one dict per command serves every view.
-_JSON: dict[Any, dict[str, Any]] = {}
+# Client JSON of the commands listings hand out, by identity (hashing a frozen command is a
+# Python call; ``id`` is not): the heuristic only reads the listing, so one dict per command
+# serves every view. And back: the command of a listed command's JSON values (``(type,
+# field)``), which is the heuristic's pick (a copy of one listed dict) without
+# ``parse_command``.
+_JSON_BY_ID: dict[int, dict[str, Any]] = {id(c): command_to_json(c) for c in LISTED_COMMANDS}
+_LISTED: dict[tuple[Any, ...], Any] = {
+    tuple(doc.values()): c for c in LISTED_COMMANDS for doc in (_JSON_BY_ID[id(c)],)
+}
 
 
-def _as_json(command: Any) -> dict[str, Any]:
-    doc = _JSON.get(command)
-    if doc is None:
-        doc = _JSON[command] = command_to_json(command)
+def _listing_json(commands: list[Any]) -> list[dict[str, Any]]:
+    """The shared JSON of listed commands (a command made outside the tables, which the rules
+    never list, gets its own)."""
+    get = _JSON_BY_ID.get
+    return [get(id(c)) or _fresh_json(c) for c in commands]
+
+
+def _fresh_json(command: Any) -> dict[str, Any]:
+    doc = command_to_json(command)
+    _LISTED[tuple(doc.values())] = command
     return doc
 
 
 def modelled_view(kernel: SkullKernel, seat: int) -> dict[str, Any]:
-    """What the service shows ``seat`` (its view, listing, turn), for the heuristic."""
-    doc = view(kernel.freeze(), seat)
-    doc["legal_commands"] = [_as_json(c) for c in kernel.legal_commands(seat)]
+    """What the service shows ``seat`` (its view, listing, turn), for the heuristic: read
+    from the kernel (``kernel_view``, no frozen state)."""
+    doc = kernel_view(kernel, seat, _listing_json)
     doc.update(seat=seat, to_act=[seat], outcome=None)
     return doc
 
@@ -209,15 +221,16 @@ def modelled_rollout(engine: Any, state: State, rand: random.Random) -> list[flo
     """The rest of the game as the heuristic plays it for every seat, on the kernel; the
     rewards (1 shared among the winners; capped: the win markers' shares)."""
     kernel = SkullKernel.thaw(state)
-    apply, on = kernel.apply, kernel.on
+    apply, choose, listed = kernel.apply_listed, heuristic.choose, _LISTED
     for _ in range(PLAYOUT_CAP):
         if kernel.phase == GAME_OVER_PHASE:
             return _won(kernel)
         seat = kernel.turn
         assert seat is not None
-        pick = heuristic.choose(modelled_view(kernel, seat), rand)
+        pick = choose(modelled_view(kernel, seat), rand)
         assert pick is not None
-        apply(seat, parse_command(pick), _UNSHUFFLED, on)
+        # The pick is one of the listing's commands: the kernel's own, past the checks.
+        apply(seat, listed[tuple(pick.values())], _UNSHUFFLED, None)
     return capped_rewards(kernel.wins)
 
 

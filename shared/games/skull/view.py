@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
-from shared.games.skull.kernel import legal_commands, to_act
+from shared.games.skull.kernel import SkullKernel, read
 from shared.games.skull.messages import (
-    DISCS,
+    FLOWER,
+    SKULL,
     DiscLost,
     DiscPlaced,
     DiscsShuffled,
@@ -29,45 +31,73 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     ``hand`` ({flower, skull}), ``stack`` (own faces, bottom first), ``lost`` (own lost
     discs), ``legal_commands``.
     """
-    own = state.players[seat] if seat is not None else None
-    flipped_by_seat = _flipped_counts(state)
+    return read(state, lambda kernel: kernel_view(kernel, seat))
+
+
+def listing_json(commands: list[Any]) -> list[dict[str, Any]]:
+    """The commands' client JSON, fresh dicts."""
+    return [command_to_json(c) for c in commands]
+
+
+def kernel_view(
+    kernel: SkullKernel,
+    seat: int | None,
+    as_json: Callable[[list[Any]], list[dict[str, Any]]] = listing_json,
+) -> dict[str, Any]:
+    """``view`` of the kernel's position, read from the kernel itself (search builds one per
+    modelled move: no frozen state); ``as_json`` turns the legal commands into their JSON."""
+    flowers, skulls, stacks, up = kernel.flowers, kernel.skulls, kernel.stacks, kernel.up
+    wins, passed, known = kernel.wins, kernel.passed, kernel.known
+    players = [
+        {
+            "seat": s,
+            "stack_size": (size := len(stack)),
+            "face_down": size - turned if size else 0,
+            "hand_size": (discs := f + k) - size,
+            "discs": discs,
+            "wins": w,
+            "passed": p,
+            "eliminated": discs == 0,
+            "known_skull": known_skull,
+        }
+        for s, stack, turned, f, k, w, p, known_skull in zip(
+            range(len(stacks)), stacks, up, flowers, skulls, wins, passed, known, strict=True
+        )
+    ]
+    if seat is None:
+        hand = own_stack = lost = None
+        legal: list[dict[str, Any]] = []
+    else:
+        stack = stacks[seat]
+        f, k = flowers[seat], skulls[seat]
+        hand = {
+            FLOWER: f - stack.count(FLOWER) if f else 0,
+            SKULL: k - stack.count(SKULL) if k else 0,
+        }
+        own_stack, lost = list(stack), list(kernel.lost[seat])
+        legal = as_json(kernel.legal_commands(seat))
     return {
-        "phase": state.phase,
-        "round": state.round,
-        "next_starter": state.next_starter,
+        "phase": kernel.phase,
+        "round": kernel.round,
+        "next_starter": kernel.next_starter,
         "you": seat,
-        "starter": state.starter,
-        "turn": state.turn,
-        "to_act": list(to_act(state)),
-        "bid": state.bid,
-        "bidder": state.bidder,
-        "challenger": state.challenger,
-        "skull_owner": state.skull_owner,
-        "table": _table_size(state),
-        "flipped": [{"seat": s, "disc": d} for s, d in state.flipped],
-        "pick_from": len(state.shuffled),
-        "players": [
-            {
-                "seat": s,
-                "stack_size": len(p.stack),
-                "face_down": len(p.stack) - flipped_by_seat[s] if p.stack else 0,
-                "hand_size": p.hand_size,
-                "discs": p.discs,
-                "wins": p.wins,
-                "passed": p.passed,
-                "eliminated": p.eliminated,
-                "known_skull": p.known_skull,
-            }
-            for s, p in enumerate(state.players)
-        ],
-        "scores": [p.wins for p in state.players],
-        "winners": list(state.winners),
-        "hand": None if own is None else {d: own.in_hand(d) for d in DISCS},
-        "stack": None if own is None else list(own.stack),
-        "lost": None if own is None else list(own.lost),
-        "legal_commands": []
-        if seat is None
-        else [command_to_json(c) for c in legal_commands(state, seat)],
+        "starter": kernel.starter,
+        "turn": kernel.turn,
+        "to_act": list(kernel.to_act()),
+        "bid": kernel.bid,
+        "bidder": kernel.bidder,
+        "challenger": kernel.challenger,
+        "skull_owner": kernel.skull_owner,
+        "table": kernel.table,
+        "flipped": [{"seat": s, "disc": d} for s, d in kernel.flipped],
+        "pick_from": len(kernel.shuffled),
+        "players": players,
+        "scores": wins[:],
+        "winners": list(kernel.winners),
+        "hand": hand,
+        "stack": own_stack,
+        "lost": lost,
+        "legal_commands": legal,
     }
 
 
@@ -83,14 +113,3 @@ def redact(event: Any, seat: int | None) -> dict[str, Any] | None:
             # Not even the challenger sees it: the order is the picker's blind choice.
             event = dataclasses.replace(event, order=None)
     return event_to_json(event)
-
-
-def _table_size(state: State) -> int:
-    return sum([len(p.stack) for p in state.players])  # a list sums faster than a generator
-
-
-def _flipped_counts(state: State) -> list[int]:
-    counts = [0] * state.seats
-    for s, _ in state.flipped:
-        counts[s] += 1
-    return counts
