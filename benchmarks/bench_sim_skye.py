@@ -19,12 +19,20 @@ rounds as the figure:
 (``ismcts.search``, the engine, the projections), so the same script times the tree before the
 kernel too: ``--views`` fixed seeded 3-seat price views (the decisions the Skye search
 searches: buying and building go to the heuristic), ``ismcts.search(view, random.Random(1),
-iterations=--iterations)`` on each, iterations per CPU second and the command chosen.
+iterations=--iterations)`` on each, iterations per CPU second and the command chosen, then
+the CPU seconds of all the searches together. ``--mode playouts`` likewise: the package's own
+random play-out (``search.random_rollout``; in the tree before the kernel the simulator's,
+``shared.sim.skye.random_rollout``) from each of ``--states`` states, the k-th with
+``random.Random(k)``, ``--rounds`` times after one warm-up pass; CPU seconds per pass.
 
 Run: ``python benchmarks/bench_sim_skye.py --states 60 --views 24 --rounds 5
-[--json out.json]``, or ``python benchmarks/bench_sim_skye.py --mode search --views 8
---iterations 2000``. (Before/after comparisons with the tree before the kernel: issue 26's
-section of BENCHMARKS.md.)
+[--json out.json]``, ``python benchmarks/bench_sim_skye.py --mode search --views 8
+--iterations 2000`` or ``python benchmarks/bench_sim_skye.py --mode playouts --states 60
+--rounds 5``. ``--mode count`` counts bytecode instructions instead (CPython's own count,
+independent of the machine's load; slow): per iteration of the ``--mode search`` views
+(searches of 250 iterations less searches of 50, the memos emptied before each, so start-up
+cancels) and per play-out of ``--mode playouts`` (40 states, after a warm-up pass).
+(Before/after comparisons: issue 26's sections of BENCHMARKS.md.)
 """
 
 from __future__ import annotations
@@ -113,7 +121,12 @@ def cold(states: list[skye.State]) -> list[skye.State]:
     so that no side profits from what an earlier timing computed (a territory caches its
     spots, areas and roads; ``search`` memoises evaluations by territory). Within one timing
     the caches warm up as they do in a search."""
-    search.clear_memos()
+    if search is not None:
+        search.clear_memos()
+    else:  # the tree before the kernel: the simulator's memos
+        from shared.sim import skye as simulator  # type: ignore[import-not-found]
+
+        simulator.clear_memos()
     return [
         replace(
             s,
@@ -278,14 +291,104 @@ def run_search(seats: int, views_n: int, iterations: int, seed: int) -> list[dic
             flush=True,
         )
     total = sum(r["iterations"] for r in out)
-    print(f"search: {total} iterations over {len(out)} views", flush=True)
+    seconds = sum(r["iterations"] / r["iterations_per_s"] for r in out if r["iterations_per_s"])
+    print(
+        f"search: {total} iterations over {len(out)} views, {seconds:.3f} s of CPU "
+        f"({total / seconds:,.0f} iterations/s)",
+        flush=True,
+    )
     return out
+
+
+def package_rollout() -> Callable[[Any, skye.State, random.Random], Sequence[float]]:
+    """The package's own random play-out, or the simulator's in the tree before the kernel."""
+    if search is not None:
+        return search.random_rollout
+    from shared.sim import skye as simulator  # type: ignore[import-not-found]
+
+    rollout: Callable[[Any, skye.State, random.Random], Sequence[float]]
+    rollout = simulator.random_rollout
+    return rollout
+
+
+def run_playouts(seats: int, states_n: int, rounds: int, seed: int) -> list[float]:
+    """CPU seconds of each of ``rounds`` passes of ``package_rollout`` over ``states_n`` states
+    (the k-th with ``random.Random(k)``), after one warm-up pass."""
+    rollout = package_rollout()
+    states = sample_states(seats, states_n, seed)
+
+    def one_pass() -> float:
+        start = time.process_time()
+        for k, state in enumerate(states):
+            rollout(skye, state, random.Random(k))
+        return time.process_time() - start
+
+    one_pass()
+    passes = [one_pass() for _ in range(rounds)]
+    print(
+        f"play-outs: {len(states)} states, CPU s per pass "
+        + " ".join(f"{t:.3f}" for t in passes)
+        + f" (median {statistics.median(passes):.3f}, "
+        f"{len(states) / statistics.median(passes):,.0f} play-outs/s)",
+        flush=True,
+    )
+    return passes
+
+
+def instructions(run: Callable[[], Any]) -> int:
+    """Bytecode instructions ``run()`` executes (``sys.settrace`` opcode events)."""
+    ops = 0
+
+    def trace(frame: Any, event: str, _arg: Any) -> Any:
+        nonlocal ops
+        if event == "opcode":
+            ops += 1
+        elif event == "call":
+            frame.f_trace_opcodes = True
+        return trace
+
+    sys.settrace(trace)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return ops
+
+
+def run_count(seats: int, views_n: int, seed: int) -> dict[str, float]:
+    """Instructions per search iteration and per random play-out (see the docstring)."""
+    views = price_views(seats, views_n, seed)
+
+    def searches(iterations: int) -> None:
+        cold([])
+        for view in views:
+            ismcts.search(view, random.Random(1), iterations=iterations)
+
+    searches(20)
+    per_iteration = (instructions(lambda: searches(250)) - instructions(lambda: searches(50))) / (
+        200 * len(views)
+    )
+    rollout = package_rollout()
+    states = sample_states(seats, 40, seed)
+
+    def playouts() -> None:
+        for k, state in enumerate(states):
+            rollout(skye, state, random.Random(k))
+
+    playouts()
+    per_playout = instructions(playouts) / len(states)
+    print(
+        f"instructions: {per_iteration:,.0f} per search iteration, "
+        f"{per_playout:,.0f} per random play-out",
+        flush=True,
+    )
+    return {"per_iteration": per_iteration, "per_playout": per_playout}
 
 
 def main() -> None:
     """Parses the arguments, runs both measures, prints them and writes ``--json``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--mode", choices=("all", "search"), default="all")
+    parser.add_argument("--mode", choices=("all", "search", "playouts", "count"), default="all")
     parser.add_argument("--seats", type=int, default=3)
     parser.add_argument("--states", type=int, default=60, help="play-out start states")
     parser.add_argument("--views", type=int, default=24, help="search views per phase")
@@ -299,6 +402,13 @@ def main() -> None:
         result: dict[str, Any] = {
             "machine": machine(),
             "search": run_search(args.seats, args.views, args.iterations, args.seed),
+        }
+    elif args.mode == "count":
+        result = {"machine": machine(), "count": run_count(args.seats, args.views, args.seed)}
+    elif args.mode == "playouts":
+        result = {
+            "machine": machine(),
+            "playouts": run_playouts(args.seats, args.states, args.rounds, args.seed),
         }
     else:
         result = run(args.seats, args.states, args.views, args.iterations, args.rounds, args.seed)

@@ -4,7 +4,9 @@
 of how each event changes a game; ``apply`` is the only statement of what a command may do and
 which events it (and the automatic phases after it) causes, handing each to ``emit`` as it
 goes. The engine's ``decide``/``evolve``/``evolve_all`` are derived from it (``decide_with``
-and friends), and search plays on it directly (``copy``, ``apply`` with ``emit=table.on``).
+and friends), and search plays on it directly: ``apply`` with ``emit=table.on`` for a command
+it must check, and for one taken from the kernel's own listing or drawn legal, ``apply_listed``
+(``apply`` past its checks) with ``emit`` None, the mutators run by the kernel itself.
 
 Why it is fast: a table shares the frozen ``Player`` of every seat no event has touched yet,
 and turns a seat into a mutable ``Clan`` (lists instead of tuples) on its first change, so a
@@ -25,7 +27,8 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import functools
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from shared.games.base import ranks_from_scores
@@ -49,6 +52,13 @@ _PLACE_DETAIL = {
 # Shared events (immutable): a move's automatic phases emit these over and over.
 _PHASE = {name: m.PhaseStarted(phase=name) for name in ("prices", "buying", "building")}
 _PASSED = tuple(m.Passed(seat=i) for i in range(8))  # more than any table's seats
+# Read in C over every seat by ``settle`` after each command (no generator resumed per seat).
+_PRICES_SET = operator.attrgetter("prices_set")
+_TO_PLACE = operator.attrgetter("to_place")
+# What a play-out that records nothing hands the mutators of the reveal and of the end of the
+# buying: they read nothing of their events (``settle``).
+_UNRECORDED_REVEAL = m.PricesRevealed(offers=())
+_UNRECORDED_KEPT = m.UnsoldTilesKept(tiles=(), gold_lost=())
 
 
 def _builder(cls: type) -> Callable[..., Any]:
@@ -143,13 +153,14 @@ def to_act(s: Any) -> tuple[int, ...]:
     """Seats that must send a command now: all who still set prices; the buyer; every seat
     with tiles to place."""
     phase = s.phase
+    # Lists, then tuples: a generator resumes once per seat (play-outs ask after every move).
     if phase == "prices":
-        return tuple(i for i, p in enumerate(s.players) if not p.prices_set)
+        return tuple([i for i, p in enumerate(s.players) if not p.prices_set])
     if phase == "buying":
         buyer = buyer_of(s)
         return () if buyer is None else (buyer,)
     if phase == "building":
-        return tuple(i for i, p in enumerate(s.players) if p.to_place)
+        return tuple([i for i, p in enumerate(s.players) if p.to_place])
     return ()
 
 
@@ -196,13 +207,20 @@ def legal_commands(s: Any, seat: int) -> list[Any]:
             return []
         return [*buy_options(s, seat), _PASS]
     if phase == "building":
-        spots = p.territory.spots
         return [
             place_command(tile, x, y, r)
-            for tile in dict.fromkeys(p.to_place)
-            for x, y, r in spots(tile)
+            for tile, spots in place_options(s, seat)
+            for x, y, r in spots
         ]
     return []
+
+
+def place_options(s: Any, seat: int) -> list[tuple[str, tuple[tuple[int, int, int], ...]]]:
+    """(tile, its spots ``(x, y, rotation)``) for each distinct tile ``seat`` has to place, in
+    listing order: a building seat's ``legal_commands`` are these, tile by tile and spot by
+    spot (a play-out picks its entry by index without building the commands)."""
+    spots = s.players[seat].territory.spots
+    return [(tile, spots(tile)) for tile in dict.fromkeys(s.players[seat].to_place)]
 
 
 @functools.lru_cache(maxsize=1 << 15)
@@ -255,7 +273,7 @@ def income(s: Any) -> m.IncomePaid:
 
 
 def _stuck(p: Any) -> bool:
-    return bool(p.to_place) and not any(p.territory.has_spot(t) for t in set(p.to_place))
+    return bool(p.to_place) and not any(map(p.territory.has_spot, set(p.to_place)))
 
 
 # --- the kernel --------------------------------------------------------------------------------
@@ -436,12 +454,14 @@ class Table(Kernel):
         c.prices_set = True
 
     def _on_prices_revealed(self, e: m.PricesRevealed) -> None:
+        # The offers are the record of what every seat's own state holds: read nothing of
+        # ``e`` (a play-out that records nothing hands a shared empty one, see ``settle``).
         self.revealed = True
 
     def _on_tiles_discarded(self, e: m.TilesDiscarded) -> None:
         for i, p in enumerate(self.players):
             if p.discard is not None:
-                c = self.clan(i)
+                c = p if type(p) is Clan else self.clan(i)
                 c.drawn = [t for t in c.drawn if t != c.discard]
                 c.discard = None
         for t in e.tiles:
@@ -466,9 +486,10 @@ class Table(Kernel):
         self.buys_done += 1
 
     def _on_unsold_tiles_kept(self, e: m.UnsoldTilesKept) -> None:
+        # Read from the seats, not from ``e`` (see ``_on_prices_revealed``).
         for i, p in enumerate(self.players):
             if p.drawn or p.offer:
-                c = self.clan(i)
+                c = p if type(p) is Clan else self.clan(i)
                 c.to_place.extend(c.drawn)
                 c.drawn = []
                 c.offer = []
@@ -509,7 +530,9 @@ class Table(Kernel):
     def apply(self, seat: int, command: Any, rng: Rng, emit: Emit) -> None:
         """``seat`` sends ``command``: its event, then every automatic one it leads to (until
         players must act), each handed to ``emit``. Raises ``GameError`` naming the broken
-        rule before emitting anything."""
+        rule before emitting anything. The checks are here; what a legal command does is its
+        effect (``_priced``, ``_bought``, ``_passed``, ``_placed``), which ``apply_listed``
+        and ``apply_purchase`` reach past them."""
         phase = self.phase
         if phase == "game_over":
             raise GameError(GAME_OVER, "the game is over")
@@ -527,10 +550,8 @@ class Table(Kernel):
                 raise illegal("wrong_phase", f"prices are set in the price phase, not {phase}")
             if p.prices_set:
                 raise illegal("already_set", "you already set your prices this round")
-            _check_prices(p, command)
-            prices = command.prices
-            ordered = {t: prices[t] for t in p.drawn if t in prices}
-            emit(_prices_set(seat, command.discard, ordered))
+            check_prices(p, command)
+            self._priced(seat, command.discard, command.prices, rng, emit)
         elif kind is m.Buy or kind is m.Pass:
             if phase != "buying":
                 raise illegal("wrong_phase", f"tiles are bought in the buying phase, not {phase}")
@@ -538,14 +559,14 @@ class Table(Kernel):
             if buyer != seat:
                 raise GameError(NOT_YOUR_TURN, f"it is seat {buyer}'s turn to buy")
             if kind is m.Pass:
-                emit(_PASSED[seat])
+                self._passed(seat, rng, emit)
             elif command.tile == self.extra:
                 if self.extra_price > p.gold:
                     raise illegal(
                         "not_enough_gold",
                         f"the extra tile costs {self.extra_price}, you have {p.gold}",
                     )
-                emit(_tile_bought(seat, command.tile, None, self.extra_price))
+                self._bought(seat, command.tile, None, self.extra_price, rng, emit)
             else:
                 owner = self._offer_owner(command.tile)
                 if owner is None:
@@ -557,7 +578,7 @@ class Table(Kernel):
                     raise illegal(
                         "not_enough_gold", f"{command.tile} costs {price}, you have {p.gold}"
                     )
-                emit(_tile_bought(seat, command.tile, owner, price))
+                self._bought(seat, command.tile, owner, price, rng, emit)
         elif kind is m.Place:
             if phase != "building":
                 raise illegal("wrong_phase", f"tiles are placed in the building phase, not {phase}")
@@ -568,11 +589,90 @@ class Table(Kernel):
             why = p.territory.check(command.tile, command.x, command.y, command.rotation)
             if why is not None:
                 raise illegal(why, _PLACE_DETAIL[why])
-            emit(_tile_placed(seat, command.tile, command.x, command.y, command.rotation))
+            self._placed(seat, command.tile, command.x, command.y, command.rotation, rng, emit)
         else:
             raise invalid_command(
                 f"not an Isle of Skye command: {command!r}", type="an Isle of Skye command"
             )
+
+    def apply_listed(self, seat: int, command: Any, rng: Rng, emit: Emit | None) -> None:
+        """``apply`` past its checks, for a command ``seat`` may send now by these same rules:
+        one of ``legal_commands(seat)`` (a play-out draws from that listing: checking it again
+        would only repeat it), or prices a search drew as ``draw_prices`` draws them or
+        checked once already (``search.modelled_prices``). Anything else is ``apply``'s to
+        refuse; here it makes a wrong state. The listing's price entry stands for splits it
+        cannot list, and its default split may not be affordable: it goes through ``apply``.
+
+        ``emit`` as ``apply``'s, or None when nothing records the events (a play-out): the
+        kernel then runs each event's mutator itself. Either way the same events' effects,
+        in the same order (``tests/unit/test_skye_kernel_lean.py``)."""
+        kind = type(command)
+        if kind is m.Place:
+            self._placed(seat, command.tile, command.x, command.y, command.rotation, rng, emit)
+        elif kind is m.Buy:
+            tile = command.tile
+            if tile == self.extra:
+                self._bought(seat, tile, None, self.extra_price, rng, emit)
+            else:
+                owner = self._offer_owner(tile)
+                assert owner is not None, f"{tile} is not for sale"
+                self._bought(seat, tile, owner, self.players[owner].price_of(tile), rng, emit)
+        elif kind is m.Pass:
+            self._passed(seat, rng, emit)
+        elif kind is m.SetPrices:
+            self._priced(seat, command.discard, command.prices, rng, emit)
+        else:
+            self.apply(seat, command, rng, emit or self.on)
+
+    def apply_purchase(
+        self, seat: int, purchase: tuple[str, int | None, int], rng: Rng, emit: Emit | None
+    ) -> None:
+        """``apply_listed`` of a ``Buy`` given as its entry of ``purchases(self, seat)`` (tile,
+        seller or None, price): the seller and the price are the listing's, not looked up
+        again."""
+        tile, seller, price = purchase
+        self._bought(seat, tile, seller, price, rng, emit)
+
+    # What each legal command does: its event, then ``settle``. ``emit`` None: the event's
+    # mutator runs here, with no ``on`` dispatch (and nothing recorded).
+
+    def _priced(
+        self, seat: int, discard: str | None, prices: Mapping[str, int], rng: Rng, emit: Emit | None
+    ) -> None:
+        if emit is None:
+            # The mutator takes the prices in any order; the drawn tiles' order is the
+            # recorded event's.
+            self._on_prices_set(_prices_set(seat, discard, prices))
+        else:
+            drawn = self.players[seat].drawn
+            emit(_prices_set(seat, discard, {t: prices[t] for t in drawn if t in prices}))
+        self.settle(rng, emit)
+
+    def _bought(
+        self, seat: int, tile: str, seller: int | None, price: int, rng: Rng, emit: Emit | None
+    ) -> None:
+        event = _tile_bought(seat, tile, seller, price)
+        if emit is None:
+            self._on_tile_bought(event)
+        else:
+            emit(event)
+        self.settle(rng, emit)
+
+    def _passed(self, seat: int, rng: Rng, emit: Emit | None) -> None:
+        if emit is None:
+            self._on_passed(_PASSED[seat])
+        else:
+            emit(_PASSED[seat])
+        self.settle(rng, emit)
+
+    def _placed(
+        self, seat: int, tile: str, x: int, y: int, rotation: int, rng: Rng, emit: Emit | None
+    ) -> None:
+        event = _tile_placed(seat, tile, x, y, rotation)
+        if emit is None:
+            self._on_tile_placed(event)
+        else:
+            emit(event)
         self.settle(rng, emit)
 
     def _offer_owner(self, tile: str) -> int | None:
@@ -583,57 +683,68 @@ class Table(Kernel):
 
     # --- the automatic phases -----------------------------------------------------------------
 
-    def settle(self, rng: Rng, emit: Emit) -> None:
+    def settle(self, rng: Rng, emit: Emit | None) -> None:
         """Every automatic event the position leads to, until players must act or the game is
         over: the reveal, the end of the buying, returned tiles, the round's scoring, the
-        extra tile's return, then the next round or the final scoring."""
+        extra tile's return, then the next round or the final scoring. ``emit`` None: each
+        event's mutator runs through ``on`` and nothing is recorded, so the reveal and the
+        end of the buying, whose mutators read nothing of their events, get shared empty
+        ones (what the record alone needs is not built)."""
+        quiet = emit is None
+        put: Emit = self.on if emit is None else emit
         while True:
             phase = self.phase
             if phase == "prices":
                 players = self.players
-                if not all(p.prices_set for p in players):
+                if not all(map(_PRICES_SET, players)):
                     return
-                offers = tuple(
-                    {"seat": i, "discard": p.discard, "prices": dict(p.offer)}
-                    for i, p in enumerate(players)
-                )
                 axed = tuple(sorted(p.discard for p in players if p.discard))
-                emit(m.PricesRevealed(offers=offers))
-                emit(m.TilesDiscarded(tiles=axed))
-                emit(_PHASE["buying"])
+                if quiet:
+                    put(_UNRECORDED_REVEAL)
+                else:
+                    offers = tuple(
+                        {"seat": i, "discard": p.discard, "prices": dict(p.offer)}
+                        for i, p in enumerate(players)
+                    )
+                    put(m.PricesRevealed(offers=offers))
+                put(m.TilesDiscarded(tiles=axed))
+                put(_PHASE["buying"])
             elif phase == "buying":
                 if buyer_of(self) is not None:
                     return
-                players = self.players
-                emit(
-                    m.UnsoldTilesKept(
-                        tiles=tuple(tuple(p.drawn) for p in players),
-                        gold_lost=tuple(p.staked for p in players),
+                if quiet:
+                    put(_UNRECORDED_KEPT)
+                else:
+                    players = self.players
+                    put(
+                        m.UnsoldTilesKept(
+                            tiles=tuple(tuple(p.drawn) for p in players),
+                            gold_lost=tuple(p.staked for p in players),
+                        )
                     )
-                )
-                emit(_PHASE["building"])
+                put(_PHASE["building"])
             elif phase == "building":
                 players = self.players
                 returned = [
                     m.TileReturned(seat=i, tile=t)
                     for i, p in enumerate(players)
-                    if _stuck(p)
+                    if p.to_place and _stuck(p)  # no call for a seat done building
                     for t in p.to_place
                 ]
                 if returned:
                     for event in returned:
-                        emit(event)
-                elif not any(p.to_place for p in players):
-                    emit(self._round_points())
+                        put(event)
+                elif not any(map(_TO_PLACE, players)):
+                    put(self._round_points())
                 else:
                     return
             elif phase == "scored":
                 if self.extra is not None:
-                    emit(m.ExtraTileReturned(tile=self.extra))
+                    put(m.ExtraTileReturned(tile=self.extra))
                 elif self.round >= self.rounds:
-                    self._final_scoring(emit)
+                    self._final_scoring(put)
                 else:
-                    self.deal_round(self.round + 1, (self.start_player + 1) % self.seats, rng, emit)
+                    self.deal_round(self.round + 1, (self.start_player + 1) % self.seats, rng, put)
             else:
                 return
 
@@ -694,7 +805,9 @@ class Table(Kernel):
         )
 
 
-def _check_prices(p: Any, cmd: m.SetPrices) -> None:
+def check_prices(p: Any, cmd: m.SetPrices) -> None:
+    """Raises ``GameError`` unless ``cmd`` is a legal axe and prices for seat ``p`` (its drawn
+    tiles and gold; ``apply`` checks the phase and the turn)."""
     drawn = set(p.drawn)
     if cmd.discard is None:
         raise illegal("discard_required", "put the axe on one of your drawn tiles")

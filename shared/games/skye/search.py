@@ -42,8 +42,17 @@ from shared.games.skye import engine as skye_engine
 from shared.games.skye import messages as m
 from shared.games.skye import scoring
 from shared.games.skye.data import LETTERS, SCORING, schedule
-from shared.games.skye.kernel import Table, legal_commands, outcome, purchases
-from shared.games.skye.state import State, replace
+from shared.games.skye.kernel import (
+    Table,
+    check_prices,
+    legal_commands,
+    outcome,
+    place_command,
+    place_options,
+    purchases,
+    to_act,
+)
+from shared.games.skye.state import State, buyer_of, replace
 from shared.games.skye.territory import Placement, Territory
 
 # (n) -> uniform int in [0, n), n >= 1: how every choice and every chance draw is asked.
@@ -121,26 +130,48 @@ def rewards(table: Table) -> list[float]:
 
 def random_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
     """Uniformly random legal commands from ``state`` to the game's end (a Skye game always
-    ends after its rounds), on the kernel: the first seat to act moves, prices as
-    ``random_command`` draws them (``draw_prices``), other decisions uniform over
-    ``legal_commands``; one reward per seat. ``ismcts.random_playout`` in distribution (it
-    draws prices through a view, so the same ``rand`` does not give the same game).
-    ``engine`` is Skye's; not read."""
+    ends after its rounds), on the kernel: the first seat to act moves (``random_move``); one
+    reward per seat. ``ismcts.random_playout`` in distribution (it draws prices through a
+    view, so the same ``rand`` does not give the same game). ``engine`` is Skye's; not
+    read."""
     below = _randbelow(rand)
     chance: Any = _Chance(below)  # as the engines' ``Rng``: only ``below`` is asked
     table = Table.thaw(state)
-    apply, on = table.apply, table.on
     while table.phase != "game_over":
-        seat = table.to_act()[0]
-        if table.phase == "prices":
-            p = table.players[seat]
-            discard, prices = draw_prices(p.drawn, p.gold, below)
-            command: Any = m.SetPrices(discard=discard, prices=prices)
-        else:
-            legal = legal_commands(table, seat)
-            command = legal[below(len(legal))] if len(legal) > 1 else legal[0]
-        apply(seat, command, chance, on)
+        random_move(table, to_act(table)[0], below, chance)
     return rewards(table)
+
+
+def random_move(table: Table, seat: int, below: Below, chance: Any) -> None:
+    """One uniformly random legal command of ``seat``, to act in ``table``, applied past the
+    checks with nothing recorded (``Table.apply_listed``): prices as ``random_command`` draws
+    them (``draw_prices``); else the entry ``below(n)`` of the ``n`` commands
+    ``legal_commands`` lists (no draw when ``n`` is 1), found in the listing's parts (the
+    ``purchases`` then ``Pass``; ``place_options``, tile by tile) without building it.
+    ``chance`` is the engines' ``Rng`` for the kernel's own draws (the next round's tiles)."""
+    phase = table.phase
+    if phase == "prices":
+        p = table.players[seat]
+        discard, prices = draw_prices(p.drawn, p.gold, below)
+        table.apply_listed(seat, m.SetPrices(discard=discard, prices=prices), chance, None)
+    elif phase == "buying":
+        options = purchases(table, seat)
+        r = below(len(options) + 1) if options else 0
+        if r == len(options):  # ``Pass``, listed last
+            table.apply_listed(seat, _PASS, chance, None)
+        else:
+            table.apply_purchase(seat, options[r], chance, None)
+    else:
+        listing = place_options(table, seat)
+        total = sum([len(spots) for _, spots in listing])
+        r = below(total) if total > 1 else 0
+        for tile, spots in listing:
+            if r < len(spots):
+                x, y, rotation = spots[r]
+                table.apply_listed(seat, place_command(tile, x, y, rotation), chance, None)
+                return
+            r -= len(spots)
+        raise GameError(NOT_YOUR_TURN, f"seat {seat} has nothing to do now")
 
 
 def sample_command(state: State, seat: int, rand: random.Random) -> Any:
@@ -421,9 +452,10 @@ def _territories(table: Table) -> tuple[Territory, ...]:
     return tuple(p.territory for p in table.players)
 
 
-def model_of(table: Table) -> Model:
-    """The ``Model`` of ``table``'s position (memoised by round and territories)."""
-    key = (table.round, table.rounds, table.scoring_tiles, _territories(table))
+def model_of(table: Table, territories: tuple[Territory, ...] | None = None) -> Model:
+    """The ``Model`` of ``table``'s position (memoised by round and territories;
+    ``territories``, when given, are ``table``'s)."""
+    key = (table.round, table.rounds, table.scoring_tiles, territories or _territories(table))
     model = _MODELS.get(key)
     if model is None:
         if len(_MODELS) >= _MEMO_MAX:
@@ -438,17 +470,27 @@ def modelled_buy(table: Table, seat: int, model: Model) -> tuple[str, int | None
     best = None
     best_score = _EPSILON
     lam = model.gold_value
+    gains = model.gains
     for option in purchases(table, seat):
-        score = model.gain(seat, option[0]) - lam * option[2]
+        gain = gains.get((seat, option[0]))  # ``model.gain``, its call saved when memoised
+        if gain is None:
+            gain = model.gain(seat, option[0])
+        score = gain - lam * option[2]
         if score > best_score:
             best, best_score = option, score
     return best
 
 
-def modelled_prices(table: Table, seat: int) -> tuple[str | None, dict[str, int]]:
+def modelled_prices(
+    table: Table, seat: int, territories: tuple[Territory, ...] | None = None
+) -> tuple[str | None, dict[str, int]]:
     """The heuristic's axe and prices for ``seat``, still to price in ``table``'s price phase,
     from the view the service would give that seat (memoised by what that decision reads:
-    the seat's drawn tiles and gold, every seat's territory and drawn tiles, the round)."""
+    the seat's drawn tiles and gold, every seat's territory and drawn tiles, the round;
+    ``territories``, when given, are ``table``'s). Checked against the rules when made
+    (``GameError`` if the heuristic broke one): the key holds everything the check reads
+    of a seat still to price (its drawn tiles and gold), so a play-out applies them past
+    the checks (``Table.apply_listed``)."""
     players = table.players
     key = (
         seat,
@@ -456,8 +498,8 @@ def modelled_prices(table: Table, seat: int) -> tuple[str | None, dict[str, int]
         table.rounds,
         table.scoring_tiles,
         players[seat].gold,
-        _territories(table),
-        tuple(tuple(p.drawn) for p in players),
+        territories or _territories(table),
+        tuple([tuple(p.drawn) for p in players]),
     )
     hit = _PRICE_MEMO.get(key)
     if hit is not None:
@@ -468,6 +510,7 @@ def modelled_prices(table: Table, seat: int) -> tuple[str | None, dict[str, int]
     doc = heuristic.choose(view, random.Random(0))
     assert doc is not None and doc["type"] == "set_prices"
     result = (doc["discard"], {str(t): int(p) for t, p in doc["prices"].items()})
+    check_prices(players[seat], m.SetPrices(discard=result[0], prices=result[1]))
     if len(_PRICE_MEMO) >= _MEMO_MAX:
         _PRICE_MEMO.clear()
     _PRICE_MEMO[key] = result
@@ -477,16 +520,16 @@ def modelled_prices(table: Table, seat: int) -> tuple[str | None, dict[str, int]
 _EVALUATIONS: dict[tuple[Any, ...], list[float]] = {}
 
 
-def memo_evaluate(table: Table) -> list[float]:
+def memo_evaluate(table: Table, territories: tuple[Territory, ...] | None = None) -> list[float]:
     """``evaluate(table)`` memoised by the position after a market (the flat search's
-    play-outs end in few distinct ones)."""
+    play-outs end in few distinct ones; ``territories``, when given, are ``table``'s)."""
     players = table.players
     key = (
         table.round,
         table.phase,
         table.rounds,
         table.scoring_tiles,
-        _territories(table),
+        territories or _territories(table),
         tuple(tuple(p.to_place) for p in players),
         tuple(p.gold for p in players),
         tuple(p.score for p in players),
@@ -503,27 +546,39 @@ def modelled_rollout(engine: Any, state: State, rand: random.Random) -> list[flo
     """The rest of the current round's market as the heuristic would play it for every seat
     (prices of the seats still to price, then every purchase, the searching seat's later ones
     included), on the kernel, then rewards (``win_shares``) from ``evaluate`` (the tiles still
-    to place valued by their ``tile_gain``). ``engine`` is Skye's; not read."""
+    to place valued by their ``tile_gain``). ``engine`` is Skye's; not read.
+
+    Each command goes past ``apply``'s checks with nothing recorded (``apply_listed``,
+    ``apply_purchase``, ``emit`` None): the prices are the ones ``modelled_prices`` checked
+    when it made them, and a purchase is an entry of the kernel's own ``purchases``."""
     chance: Any = _Chance(_randbelow(rand))  # as the engines' ``Rng``
     table = Table.thaw(state)
-    apply, on = table.apply, table.on
     if table.phase == "game_over":
         return rewards(table)
-    round_no = table.round
-    while table.phase == "prices" and table.round == round_no:
-        seat = table.to_act()[0]
-        discard, prices = modelled_prices(table, seat)
-        apply(seat, m.SetPrices(discard=discard, prices=prices), chance, on)
+    # The territories do not change before the building: one tuple for every memo key.
+    territories = _territories(table)
+    if table.phase == "prices":
+        apply_listed = table.apply_listed
+        # The seats still to price, in ``to_act``'s order (setting one seat's prices changes
+        # no other seat's turn); the last one's prices reveal them all and start the buying.
+        for seat, p in enumerate(table.players):
+            if not p.prices_set:
+                discard, prices = modelled_prices(table, seat, territories)
+                apply_listed(seat, m.SetPrices(discard=discard, prices=prices), chance, None)
     if table.phase == "buying":
-        model = model_of(table)
-        while table.phase == "buying":
-            seat = table.to_act()[0]
-            choice = modelled_buy(table, seat, model)
-            command = _PASS if choice is None else m.Buy(tile=choice[0])
-            apply(seat, command, chance, on)
+        model = model_of(table, territories)
+        buy, apply_listed = table.apply_purchase, table.apply_listed
+        buyer = buyer_of(table)
+        while buyer is not None:
+            choice = modelled_buy(table, buyer, model)
+            if choice is None:
+                apply_listed(buyer, _PASS, chance, None)
+            else:
+                buy(buyer, choice, chance, None)
+            buyer = buyer_of(table)
     if table.phase == "game_over":
         return rewards(table)
-    return win_shares(memo_evaluate(table), temperature_of(table))
+    return win_shares(memo_evaluate(table, territories), temperature_of(table))
 
 
 def playout_rollout(engine: Any, state: State, rand: random.Random) -> list[float]:
@@ -560,7 +615,7 @@ def _hidden_price_dealer(
 ) -> Callable[[Any], State]:
     """The deals of ``uniform_determinizer`` or, ``modelled``, of ``modelled_determinizer``:
     one template state, and per deal only the hidden seats' prices drawn."""
-    template = skye_engine.determinize(view, seat, _ZERO)
+    template = _interned(skye_engine.determinize(view, seat, _ZERO))
     views = view["players"]
     hidden = [
         i for i, pv in enumerate(views) if pv["prices_set"] and pv["offer"] is None and pv["drawn"]
@@ -595,6 +650,16 @@ def _hidden_price_dealer(
         return new
 
     return deal
+
+
+def _interned(state: State) -> State:
+    """``state`` with each territory the one ``_parent`` holds for its placements: a search
+    makes this template twice (its root's candidates, its deals), and the memo keys of its
+    play-outs then meet the very same territories (equal at once) instead of equal ones
+    built apart (compared placement by placement, once per play-out)."""
+    players = tuple(replace(p, territory=_parent(p.territory.placements)) for p in state.players)
+    new: State = replace(state, players=players)
+    return new
 
 
 class _ZeroRng:
