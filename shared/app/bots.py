@@ -18,9 +18,8 @@ also returns the iterations it ran; the service records them with the command
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from shared import events, games
@@ -128,6 +127,33 @@ def _ismcts_timed(view: Mapping[str, Any], rng: random.Random, spec: Mapping[str
 
 ISMCTS_DEFAULT_ITERATIONS = 1000
 
+
+class _SpecTable(Mapping[tuple[str, str], Any]):
+    """``(bot, game) -> value`` read from ``game``'s spec field (``name -> value``) on lookup,
+    so that a process playing one game (``tabletop simulate``, a game's worker) loads no
+    other game's package to look up a policy; iterating reads every spec."""
+
+    def __init__(self, field_: str) -> None:
+        self._field = field_
+
+    def _of(self, game: str) -> Mapping[str, Any]:
+        table: Mapping[str, Any] = getattr(games.spec(game), self._field)
+        return table
+
+    def __getitem__(self, key: tuple[str, str]) -> Any:
+        bot, game = key
+        try:
+            return self._of(game)[bot]
+        except KeyError:
+            raise KeyError(key) from None
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter([(bot, name) for name in games.names() for bot in self._of(name)])
+
+    def __len__(self) -> int:
+        return sum(len(self._of(name)) for name in games.names())
+
+
 # Each bot's policy version per game type: (bot name, game) -> version; absent, 1. An audit
 # can re-decide a bot's move only with the policy the bot played by, so a game records the
 # versions of the bots it may use where they are not 1 (``game_created``'s ``bot_policies``:
@@ -135,20 +161,12 @@ ISMCTS_DEFAULT_ITERATIONS = 1000
 # bot whose recorded version is not this service's. Raise a bot's version with any change that
 # makes it play otherwise from the same view and randomness, or every older honest game of it
 # fails its audit. Each game's spec declares its own (``policy_versions``).
-POLICY_VERSIONS: Mapping[tuple[str, str], int] = MappingProxyType(
-    {(bot, spec.name): v for spec in games.specs() for bot, v in spec.policy_versions.items()}
-)
+POLICY_VERSIONS: Mapping[tuple[str, str], int] = _SpecTable("policy_versions")
 
 # A bot whose policy in a game is built on another bot's: its version moves with that one's
 # (each game's spec declares them: ``policy_follows``: a search that plays its heuristic's
-# candidates and valuation).
-POLICY_FOLLOWS: Mapping[tuple[str, str], tuple[str, str]] = MappingProxyType(
-    {
-        (bot, spec.name): (base, spec.name)
-        for spec in games.specs()
-        for bot, base in spec.policy_follows.items()
-    }
-)
+# candidates and valuation): (bot, game) -> the bot it follows there.
+POLICY_FOLLOWS: Mapping[tuple[str, str], str] = _SpecTable("policy_follows")
 
 # The key of ``game_created``'s data that records the policy versions (bot name -> version).
 BOT_POLICIES = "bot_policies"
@@ -180,8 +198,8 @@ def policy_version(bot: str, game: str) -> int:
     too (``POLICY_FOLLOWS``): its own version plus the other's past 1, so a change of either
     raises it."""
     own = POLICY_VERSIONS.get((bot, game), 1)
-    followed = POLICY_FOLLOWS.get((bot, game))
-    return own if followed is None else own + policy_version(*followed) - 1
+    base = POLICY_FOLLOWS.get((bot, game))
+    return own if base is None else own + policy_version(base, game) - 1
 
 
 def policies_of(game: str, bot_names: Iterable[str]) -> dict[str, int]:

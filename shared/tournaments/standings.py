@@ -14,20 +14,33 @@ depend on its seed alone, not on which worker finished first (and equal a local 
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from openskill.models import PlackettLuce
-
 from shared.app.ports import FAILURE_COUNTS, bot_stats_doc
 
 Z95 = 1.959963984540054
 
-_MODEL = PlackettLuce()
-_START = _MODEL.rating()
 _players = threading.local()
+
+
+@functools.cache
+def _model() -> Any:
+    """The rating model, made on first use: ``tabletop simulate``, which reads only
+    ``wilson`` here, starts without importing openskill."""
+    from openskill.models import PlackettLuce
+
+    return PlackettLuce()
+
+
+@functools.cache
+def _start() -> tuple[float, float]:
+    """The model's starting ``(mu, sigma)``."""
+    start = _model().rating()
+    return start.mu, start.sigma
 
 
 def _player(seat: int, mu: float, sigma: float) -> Any:
@@ -37,7 +50,7 @@ def _player(seat: int, mu: float, sigma: float) -> Any:
     if kept is None:
         kept = _players.kept = []
     while len(kept) <= seat:
-        kept.append(_MODEL.rating())
+        kept.append(_model().rating())
     player = kept[seat]
     player.mu, player.sigma = mu, sigma
     return player
@@ -45,7 +58,7 @@ def _player(seat: int, mu: float, sigma: float) -> Any:
 
 def empty(entrants: int) -> dict[str, Any]:
     """The tally before any game."""
-    start = _MODEL.rating()
+    mu, sigma = _start()
     return {
         "done": 0,
         "draws": 0,
@@ -56,8 +69,8 @@ def empty(entrants: int) -> dict[str, Any]:
                 "score_sum": 0.0,
                 "score_sq": 0.0,
                 "rank_sum": 0,
-                "mu": start.mu,
-                "sigma": start.sigma,
+                "mu": mu,
+                "sigma": sigma,
             }
             for _ in range(entrants)
         ],
@@ -105,7 +118,8 @@ def fold(
 
 def unrated() -> dict[str, Any]:
     """The board row of a label no game has rated yet: the model's start, no games."""
-    return {"mu": _START.mu, "sigma": _START.sigma, "games": 0}
+    mu, sigma = _start()
+    return {"mu": mu, "sigma": sigma, "games": 0}
 
 
 def interval(mu: float, sigma: float) -> list[float]:
@@ -115,8 +129,9 @@ def interval(mu: float, sigma: float) -> list[float]:
 
 def unrate(tally: dict[str, Any]) -> None:
     """Every rating back to the start (in place), no game rated."""
+    start = _start()
     for row in tally["entrants"]:
-        row["mu"], row["sigma"] = _START.mu, _START.sigma
+        row["mu"], row["sigma"] = start
     tally["rated"] = 0
 
 
@@ -142,7 +157,7 @@ def _rate(rows: list[dict[str, Any]], seating: Sequence[int | None], ranks: Sequ
     # (a Plackett-Luce ranking of a subset of a table is a ranking of its own).
     seats = [(s, e) for s, e in enumerate(seating) if e is not None]
     teams = [[_player(s, rows[e]["mu"], rows[e]["sigma"])] for s, e in seats]
-    rated = _MODEL.rate(teams, ranks=[ranks[s] for s, _ in seats])
+    rated = _model().rate(teams, ranks=[ranks[s] for s, _ in seats])
     for (rating,), (_, e) in zip(rated, seats, strict=True):
         rows[e]["mu"], rows[e]["sigma"] = rating.mu, rating.sigma
 
@@ -238,7 +253,7 @@ def rate_labels(board: dict[str, Any], labels: Sequence[str], ranks: Sequence[in
     for seat, label in enumerate(labels):
         row = board.get(label) or unrated()
         teams.append([_player(seat, row["mu"], row["sigma"])])
-    rated = _MODEL.rate(teams, ranks=list(ranks))
+    rated = _model().rate(teams, ranks=list(ranks))
     new: dict[str, list[tuple[float, float]]] = {}
     for (rating,), label in zip(rated, labels, strict=True):
         new.setdefault(label, []).append((rating.mu, rating.sigma))
