@@ -3,11 +3,12 @@
 ``python benchmarks/bench_simulate.py --base REV`` checks REV out in a temporary git worktree
 (or takes ``--base DIR``, a tree already unpacked, e.g. by ``git archive``), then runs each
 game's command in the base and in this tree alternately, ``--pairs`` times, each process with
-its working directory in its own tree so that each imports its own code. Two figures a run,
-both CPU (user + system): the whole command (``python -m services.cli simulate ...``, start-up
-included), and the ``simulate`` call alone in a process of its own (the same games, start-up
-left out); first, once, the bytecode instructions a move of each tree's fast play-out (the
-interpreter's count: no noise). Printed per pair, then the median and the range of the ratios (base / this tree:
+its working directory in its own tree so that each imports its own code. Three figures a run,
+all CPU (user + system): the whole command (``python -m services.cli simulate ...``, start-up
+included), the ``simulate`` call alone in a process of its own (the same games, start-up
+left out), and the whole command for one game (``--games 1``: start-up, mostly); first,
+once, the bytecode instructions a move of each tree's fast play-out (the interpreter's
+count: no noise). Printed per pair, then the median and the range of the ratios (base / this tree:
 above 1 is faster here) and the load average. ``--share`` (this tree only): how much of the
 ``simulate`` call is its random bots' draws (``bot_choice_index``: one HMAC block a move).
 """
@@ -91,6 +92,12 @@ def whole(tree: Path, argv: list[str]) -> float:
     return _children_cpu() - before
 
 
+def start(tree: Path, argv: list[str]) -> float:
+    """CPU seconds of the same command for one game: start-up, mostly."""
+    at = argv.index("--games")
+    return whole(tree, [*argv[: at + 1], "1", *argv[at + 2 :]])
+
+
 def loop(tree: Path, argv: list[str]) -> float:
     """CPU seconds of the ``simulate`` call alone, in a process run in ``tree``."""
     opts = dict(zip(argv[::2], argv[1::2], strict=True))
@@ -107,7 +114,11 @@ def compare(base: Path, games: list[str], pairs: int) -> dict[str, list[float]]:
     for game in games:
         a, b = ops_per_move(base, game), ops_per_move(ROOT, game)
         print(f"{game:5} instructions a move: base {a:.0f}  this {b:.0f}  ratio {a / b:.2f}")
-    figures: dict[str, Callable[[Path, list[str]], float]] = {"whole": whole, "loop": loop}
+    figures: dict[str, Callable[[Path, list[str]], float]] = {
+        "whole": whole,
+        "loop": loop,
+        "start": start,
+    }
     for i in range(pairs):
         for game in games:
             for name, run in figures.items():
