@@ -495,7 +495,7 @@ def floor_bodies(bot: BotProcess) -> list[bytes]:
     bot was sent: the same sizes as the measured decisions'."""
     from shared.app.remote import turn_body, turn_id
 
-    spec = {"bot_id": bot.id, "budget_ms": 500}
+    spec = {"bot_id": bot.id, "budget_ms": 500, "commitment": "nonce"}
     return [
         turn_body(
             turn=turn_id(v["id"], v["seat"], v["version"]),
@@ -503,6 +503,7 @@ def floor_bodies(bot: BotProcess) -> list[bytes]:
             game_id=v["id"],
             seat=v["seat"],
             view=v,
+            seed="0" * 64,  # the nonce's bytes, not its value, matter here
         )  # fmt: skip
         for v in bot.views()
         if v.get("legal_commands")

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from shared.app.bot_turns import turn_nonce
 from shared.events import (
     GENESIS_HASH,
     NewEvent,
@@ -273,6 +274,10 @@ def build() -> dict[str, Any]:
         "skye": _skye(),
         "bot": _bot(),
         "salts": [{"version": v, "salt": event_salt(SEED, v)} for v in (1, 2, 1000)],
+        "turn_nonces": [
+            {"turn_id": t, "nonce": turn_nonce(SEED, t)}
+            for t in ("0f1e2d3c4b5a6978-0-3", "0f1e2d3c4b5a6978-3-1000")
+        ],
         "canonical_json": [
             {"value": value, "text": canonical_json(value)}
             for value in (

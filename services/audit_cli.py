@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tabletop_client import Client, InvalidResponse, ProblemError, TransportError
 
 from shared.audit import audit
+from shared.events import BOT_TURN, GAME_CREATED
+from shared.tournaments import plan
 
 PAGE = 1000
 EXIT = {"passed": 0, "failed": 1, "incomplete": 3}
@@ -45,9 +47,10 @@ def run_audit(game_id: str | None, api: str, key: str | None, path: str | None) 
     which the verdict names), 1 failed, 3 incomplete (checks that wait for the seed of a
     running game), 2 when the audit could not run."""
     try:
+        head: int | None = None
         if path:
-            docs, head = read_file(path), None
-            game_id = game_id or Path(path).stem
+            docs, named = read_export(path)
+            game_id = file_game_id(path, docs, game_id, named)
         elif not game_id:
             raise AuditError("give a GAME_ID (with --api) or --file EXPORT")
         else:
@@ -79,22 +82,122 @@ def run_audit(game_id: str | None, api: str, key: str | None, path: str | None) 
 
 
 def read_file(path: str) -> list[dict[str, Any]]:
-    """An export (JSONL, one envelope a line) or a saved ``GET /events`` answer (JSON)."""
+    """An export (JSONL, one envelope a line) or a saved ``GET /events`` answer (JSON): its
+    envelopes (``read_export``)."""
+    return read_export(path)[0]
+
+
+def read_export(path: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The envelopes of an export (JSONL, one envelope a line) or of a saved ``GET /events``
+    answer (JSON), and the game that answer names (None for an export). A file that is
+    neither — empty, not JSON, a saved problem answer (``curl -s .../export > game.jsonl`` of
+    a game that does not exist, or not yet open to anyone) — is an AuditError saying so in one
+    line."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as exc:
         raise AuditError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        if text.lstrip().startswith(("{", "[")) and "\n{" not in text.strip():
+    except UnicodeDecodeError:
+        raise AuditError(f"{path} is not a game export: it is not UTF-8 text") from None
+    if not text.strip():
+        raise AuditError(f"{path} is not a game export: it is empty")
+    where, named = "line", None
+    if text.lstrip().startswith(("{", "[")) and "\n{" not in text.strip():
+        try:
             doc = json.loads(text)
-            events = doc["events"] if isinstance(doc, dict) and "events" in doc else doc
-            return list(events if isinstance(events, list) else [events])
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    except (json.JSONDecodeError, KeyError) as exc:
-        raise AuditError(
-            f"{path} is neither an export (JSONL) nor an events document: {exc}"
-        ) from None
+        except json.JSONDecodeError:
+            raise AuditError(f"{path} is not a game export: it is not JSON") from None
+        if isinstance(doc, dict) and "events" in doc:
+            named = doc.get("game") if isinstance(doc.get("game"), str) else None
+            doc, where = doc["events"], "event"
+        elif isinstance(doc, dict):
+            problem = _problem_of(doc)
+            if problem:
+                raise AuditError(
+                    f"{path} is not a game export: it holds a problem answer ({problem})"
+                )
+        else:
+            where = "event"
+        events = doc if isinstance(doc, list) else [doc]
+    else:
+        events = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    events.append(json.loads(line))
+                except json.JSONDecodeError:
+                    raise AuditError(
+                        f"{path} is not a game export: its line {number} is not JSON"
+                    ) from None
+    for number, event in enumerate(events, 1):
+        if not (isinstance(event, dict) and "version" in event and "type" in event):
+            raise AuditError(
+                f"{path} is not a game export: its {where} {number} is not an event envelope"
+            )
+    return list(events), named
+
+
+def _problem_of(doc: Mapping[str, Any]) -> str | None:
+    """``404 Not Found: no game ...`` when ``doc`` is a problem answer (RFC 9457: a
+    ``status``, with a ``title``, ``detail`` or ``type``), else None."""
+    status = doc.get("status")
+    if not isinstance(status, int) or isinstance(status, bool) or "version" in doc:
+        return None
+    if not any(k in doc for k in ("title", "detail", "type")):
+        return None
+    said = " ".join(str(x) for x in (status, doc.get("title")) if x is not None)
+    detail = doc.get("detail")
+    return f"{said}: {detail}" if detail else said
+
+
+def file_game_id(
+    path: str,
+    docs: Sequence[Mapping[str, Any]],
+    given: str | None,
+    named: str | None = None,
+) -> str:
+    """The id to audit a file's log under: the one the log records (``export_game_id``). A
+    ``given`` GAME_ID, or the ``game`` a saved ``GET /events`` answer names (``named``), that
+    disagrees with it is an AuditError. A log that records no id (no registered bot, no
+    tournament) is audited under ``named``, ``given``, else the file's name: nothing in such
+    a log depends on its id (the final digest leaves it out)."""
+    found = export_game_id(docs)
+    if found is not None and named and named != found:
+        raise AuditError(f"{path} holds the log of game {found}, yet names game {named}")
+    found = found or named
+    if found is not None and given and given != found:
+        raise AuditError(f"{path} is the export of game {found}, not {given}")
+    return found or given or Path(path).stem
+
+
+def export_game_id(docs: Sequence[Mapping[str, Any]]) -> str | None:
+    """The game id a log records, or None when it records none.
+
+    What the audit needs it for: a registered bot was sent a body that holds its game's id
+    (``game_id``, ``turn_id``, the view's ``id``), and the audit rebuilds that body to check
+    its move's ``sent_sha256``; nothing else in a log depends on the id. Where it lives, hashed
+    into the chain: a tournament's game records ``{"id", "index"}`` in ``game_created`` (its id
+    derives from them), and every registered bot's move records ``bot_turn.turn_id``,
+    ``<game_id>-<seat>-<version>``. The first one met is the answer: a log whose records name
+    another game further on fails the audit there (that turn's ``sent_sha256``)."""
+    for doc in docs:
+        data = doc.get("data")
+        if doc.get("type") == GAME_CREATED and isinstance(data, Mapping):
+            tournament = data.get("tournament")
+            if isinstance(tournament, Mapping):
+                tid, index = tournament.get("id"), tournament.get("index")
+                if isinstance(tid, str) and isinstance(index, int):
+                    return plan.game_id(tid, index)
+        command = doc.get("command")
+        turn = command.get(BOT_TURN) if isinstance(command, Mapping) else None
+        turn_id = turn.get("turn_id") if isinstance(turn, Mapping) else None
+        if isinstance(turn_id, str):
+            game, _, rest = turn_id.rpartition("-")
+            game, _, seat = game.rpartition("-")
+            if game and seat.isdigit() and rest.isdigit():
+                return game
+    return None
 
 
 def fetch(api: str, game_id: str, key: str | None) -> tuple[list[dict[str, Any]], int]:

@@ -100,6 +100,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "JSON of GET /events); no service, no Redis",
     )
 
+    bots = sub.add_parser("bots", help="registered bots: what an operator does")
+    bots_sub = bots.add_subparsers(dest="bots_cmd", required=True)
+    rotate = bots_sub.add_parser(
+        "rotate-secret",
+        help="a new bot secret (or TABLETOP_BOT_SECRET's new value): every bot's key issued "
+        "again and printed, one JSON line per bot, for its owner; restart every process after",
+    )
+    rotate.add_argument(
+        "--data-dir",
+        default=os.environ.get("TABLETOP_DATA_DIR") or None,
+        help="the stack's data directory: its bot-secret file, and its Redis when REDIS_URL "
+        "is not set (default: TABLETOP_DATA_DIR, else ./run, as `tabletop run`)",
+    )
+
     from services import tournament_cli
 
     tournament_cli.add_parser(sub)
@@ -138,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_audit(args.game_id, args.api, args.key, args.path)
     if args.cmd == "tournament":
         return tournament_cli.run(args)
+    if args.cmd == "bots":
+        return rotate_bot_secret(args.data_dir)
     return 2
 
 
@@ -281,6 +297,71 @@ def run_rebuild(game_ids: Sequence[str], data_dir: str | None = None) -> int:
     return 1 if failed else 0
 
 
+def rotate_bot_secret(data_dir: str | None = None) -> int:
+    """``tabletop bots rotate-secret``: a new secret for registered bots' keys, on the stack's
+    Redis (``REDIS_URL``, or the one ``tabletop run`` started on ``data_dir``). Without
+    TABLETOP_BOT_SECRET a new one is staged in ``<bot-secret>.new`` (a run cut short is
+    finished by running it again), every bot's key is derived again and its hash replaced,
+    Redis's check value follows, and the file takes the staged secret's place; with it, the
+    same under its (new) value. Prints ``{"id", "name", "retired", "key"}`` per bot: the old
+    keys no longer work, so each owner needs the new one, and every process of the stack must
+    be restarted (they keep the old secret until then)."""
+    import json
+
+    from shared.adapters.redis import RedisBotRegistry
+    from shared.app import bot_registration
+    from shared.bootstrap import bootstrap
+    from shared.config import Settings, SettingsError
+
+    data = Path(data_dir) if data_dir else Path.cwd() / "run"
+    url = os.environ.get("REDIS_URL") or _stack_redis_url(data)
+    if not url:
+        print(f"tabletop bots: no Redis: no running stack's {data / 'redis.url'}; set "
+              "REDIS_URL, or give the stack's TABLETOP_DATA_DIR (--data-dir)", file=sys.stderr)  # fmt: skip
+        return 2
+    env = {**os.environ, "REDIS_URL": url, "TABLETOP_DATA_DIR": str(data.absolute())}
+    try:
+        app = bootstrap(Settings.from_env(env))
+        registry = app.ports.bots
+        assert isinstance(registry, RedisBotRegistry)
+        registry.stage_rotation()
+        issued = bot_registration.reissue_keys(app)
+        registry.finish_rotation()
+    except SettingsError as exc:
+        print(f"tabletop bots: {exc}", file=sys.stderr)
+        return 2
+    for doc in issued:
+        print(json.dumps(doc))
+    where = "TABLETOP_BOT_SECRET" if os.environ.get("TABLETOP_BOT_SECRET") else registry.secret_file
+    print(f"tabletop bots: {len(issued)} keys issued again under the new secret ({where}); "
+          "restart every process of the stack now, and hand each owner its bot's key",
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def ensure_bot_secret(env: dict[str, str]) -> str | None:
+    """Before ``tabletop run`` starts its processes: the bot secret read, made or moved from
+    Redis (``RedisBotRegistry.secret``), so that a problem with it stops the stack with one
+    message instead of every process failing; None when all is well (or Redis does not
+    answer yet: the processes will say)."""
+    from shared.adapters.redis import RedisBotRegistry, connect
+    from shared.config import Settings, SettingsError
+
+    settings = Settings.from_env(env)
+    if settings.bot_secret:
+        return None
+    client = connect(settings.redis_url, cluster=settings.redis_cluster)
+    try:
+        RedisBotRegistry(client, "", settings.bot_secret_file).secret()
+    except SettingsError as exc:
+        return str(exc)
+    except Exception:  # Redis does not answer (yet): each process reports it
+        return None
+    finally:
+        client.close()
+    return None
+
+
 def _stack_redis_url(data: Path) -> str | None:
     """The URL ``make run`` wrote for the Redis it started on data directory ``data``, if it
     runs."""
@@ -333,6 +414,8 @@ def run_stack(
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     env = dict(os.environ)
     data = Path(data_dir) if data_dir else Path.cwd() / "run"
+    # Every process finds the bot secret's file (<data dir>/bot-secret) where this one does.
+    env["TABLETOP_DATA_DIR"] = str(data.absolute())
     server = None
     try:
         if not env.get("REDIS_URL"):
@@ -351,6 +434,8 @@ def run_stack(
             env["REDIS_URL"] = server.url
             # Where `tabletop rebuild` (and other tools beside the stack) find this Redis.
             (data / "redis.url").write_text(server.url + "\n")
+        if (problem := ensure_bot_secret(env)) is not None:
+            return refuse(problem)
         # Every process's metrics under <data dir>/metrics, read by the gateway's /metrics;
         # a new stack starts from zero (a restarted child keeps counting, see observability).
         from shared import metrics_dir

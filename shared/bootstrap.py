@@ -27,15 +27,20 @@ def bootstrap(
     clock: Any = None,
 ) -> App:
     """The application on Redis (``settings.redis_url``, a cluster node with
-    ``settings.redis_cluster``; or ``client``) or in memory."""
+    ``settings.redis_cluster``; or ``client``) or in memory. On Redis, raises SettingsError
+    for a bot secret file that cannot be used (``shared.adapters.redis.read_secret_file``)."""
     settings = settings or Settings.from_env()
     if backend == "memory":
         from shared.adapters.memory import memory_ports
 
         ports = memory_ports(clock=clock, shards=settings.shards, bot_secret=settings.bot_secret)
     elif backend == "redis":
-        from shared.adapters.redis import connect, redis_ports
+        from shared.adapters.redis import connect, read_secret_file, redis_ports
 
+        if not settings.bot_secret:
+            # A bot secret file that is there but unusable stops the process now, naming it
+            # (SettingsError); a missing one is made, or moved from Redis, on first use.
+            read_secret_file(settings.bot_secret_file)
         if client is None:
             client = connect(settings.redis_url, cluster=settings.redis_cluster)
         ports = redis_ports(
@@ -43,6 +48,7 @@ def bootstrap(
             shards=settings.shards,
             rejected_ttl=settings.rejected_ttl,
             bot_secret=settings.bot_secret,
+            bot_secret_file=settings.bot_secret_file,
         )
         if clock is not None:
             ports.clock = clock

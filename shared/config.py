@@ -72,6 +72,22 @@ def _search_caps(env: Mapping[str, str]) -> SearchCaps:
     )
 
 
+# Where ``tabletop run`` keeps its data (its Redis's, the bot secret) when TABLETOP_DATA_DIR is
+# not set: relative to the working directory.
+DEFAULT_DATA_DIR = "run"
+# The file of the data directory that holds the secret registered bots' keys derive from, when
+# TABLETOP_BOT_SECRET is not set (``shared.adapters.redis.RedisBotRegistry`` reads or makes it).
+BOT_SECRET_FILE = "bot-secret"
+
+
+def bot_secret_path(env: Mapping[str, str]) -> str:
+    """The bot secret's file: ``TABLETOP_BOT_SECRET_FILE``, else ``bot-secret`` in
+    ``TABLETOP_DATA_DIR`` (else ``./run``, as ``tabletop run`` uses), made absolute."""
+    explicit = env.get("TABLETOP_BOT_SECRET_FILE", "").strip()
+    data = env.get("TABLETOP_DATA_DIR", "").strip() or DEFAULT_DATA_DIR
+    return os.path.abspath(explicit or os.path.join(data, BOT_SECRET_FILE))
+
+
 # Command streams per game type in a deployment: as many workers per type as this can each
 # own a shard (leases); more stand by. The same value in every process.
 DEFAULT_SHARDS = 4
@@ -100,9 +116,13 @@ class Settings:
     # Celery's broker: a plain Redis (kombu's Redis transport does not speak cluster); None
     # means REDIS_URL, which only a single-server stack may share with Celery.
     broker_url: str | None = None
-    # Registered bots: the secret their keys derive from (empty: one kept in Redis) and the
-    # hosts their webhooks may be on.
+    # Registered bots: the secret their keys derive from (empty: the one kept in the file
+    # ``bot_secret_file``, made there on first use; never in Redis) and the hosts their
+    # webhooks may be on.
     bot_secret: str = ""
+    # Settings made in code (tests, tools) find the same file as the processes ``tabletop
+    # run`` starts: the data directory of the environment, read when they are made.
+    bot_secret_file: str = field(default_factory=lambda: bot_secret_path(os.environ))
     bot_webhook_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 
     @property
@@ -127,8 +147,10 @@ class Settings:
         ``TABLETOP_REDIS_CLUSTER`` (1: ``REDIS_URL`` is a cluster node) and
         ``TABLETOP_BROKER_URL`` (Celery's Redis; required on a cluster unless bots are off),
         ``TABLETOP_ANON_SEARCH_BUDGET_MS``, ``TABLETOP_ANON_SEARCH_ITERATIONS`` and
-        ``TABLETOP_ANON_SEARCH_SEATS`` (``SearchCaps``), ``TABLETOP_BOT_SECRET`` and
-        ``TABLETOP_BOT_WEBHOOK_HOSTS`` (registered bots), ``TABLETOP_RATE_BOTS``.
+        ``TABLETOP_ANON_SEARCH_SEATS`` (``SearchCaps``), ``TABLETOP_BOT_SECRET`` (else the
+        file ``TABLETOP_BOT_SECRET_FILE``, else ``<TABLETOP_DATA_DIR or ./run>/bot-secret``:
+        ``bot_secret_path``) and ``TABLETOP_BOT_WEBHOOK_HOSTS`` (registered bots),
+        ``TABLETOP_RATE_BOTS``.
         Raises ``SettingsError`` on a cluster without a broker URL: every process would
         otherwise start and fail at its first bot turn."""
         env = os.environ if env is None else env
@@ -152,6 +174,7 @@ class Settings:
             broker_url=broker,
             search_caps=_search_caps(env),
             bot_secret=env.get("TABLETOP_BOT_SECRET", "").strip(),
+            bot_secret_file=bot_secret_path(env),
             bot_webhook_hosts=tuple(
                 h.strip()
                 for h in env.get("TABLETOP_BOT_WEBHOOK_HOSTS", "127.0.0.1,localhost,::1").split(",")

@@ -31,6 +31,11 @@ GENESIS_HASH = "0" * 64
 # In a recorded command (the first envelope's ``command``) of a bot searching on a time budget:
 # the iterations its search ran, which an audit replays (the budget alone does not say).
 BOT_ITERATIONS = "bot_iterations"
+# In a registered bot's recorded command: the turn it was sent and what came of it
+# (``shared/app/bot_turns.py``); other seats read only ``BOT_TURN_PUBLIC`` of it while the game
+# runs (its latency and failure can depend on the seat's hidden view; the export has them).
+BOT_TURN = "bot_turn"
+BOT_TURN_PUBLIC = ("turn_id", "sent_sha256")
 
 # Service-level event types; engines never emit these.
 GAME_CREATED = "game_created"

@@ -143,7 +143,9 @@ def dead_letters(stream: str) -> str:
 
 
 BOTS = "bots:all"  # sorted set: registered bot id by registration time
-BOT_SECRET = "bots:secret"  # the secret bot keys derive from, when none is configured
+# Where services before issue 35 kept the secret bot keys derive from: read once, to move it
+# into the data directory's file, then deleted; never written (a Redis copy must not hold it).
+BOT_SECRET = "bots:secret"
 
 
 def bot(bot_id: str) -> str:

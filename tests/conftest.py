@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +16,10 @@ from shared.redis_server import RedisServer
 # nature. The checks that catch wrong strategies (filtering too much, huge data) stay on.
 settings.register_profile("tabletop", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "tabletop"))
+
+# The data directory (the registered bots' signing secret is a file there) of every process the
+# tests start: one of the session's own, never the checkout's ./run.
+os.environ.setdefault("TABLETOP_DATA_DIR", tempfile.mkdtemp(prefix="tabletop-tests-"))
 
 
 @pytest.fixture(scope="session")

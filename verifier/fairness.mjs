@@ -307,6 +307,36 @@ export async function eventSalt(seed, version) {
 }
 
 /**
+ * A registered bot's turn nonce (the `nonce` of the body it was sent, which makes its
+ * `bot_turn.sent_sha256` hide the seat's view): hex HMAC-SHA256(seed, "bot-turn:<turn_id>").
+ * @param {string} seed the server seed (the one revealed)
+ * @param {string} turnId the turn's `turn_id`, `<game_id>-<seat>-<version>`
+ * @returns {Promise<string>}
+ */
+export async function turnNonce(seed, turnId) {
+  return toHex(await hmacSha256(seed, `bot-turn:${turnId}`));
+}
+
+/**
+ * What a bot that kept the body of a turn checks once the seed is revealed: the body's nonce
+ * is the one the seed gives, and its SHA-256 is the `sent_sha256` the log recorded.
+ * @param {string} body the exact body received (text)
+ * @param {string} seed the revealed server seed
+ * @param {string} sentSha256 the log's `bot_turn.sent_sha256` for that turn
+ * @returns {Promise<{ok: boolean, reason: string|null}>}
+ */
+export async function checkTurnBody(body, seed, sentSha256) {
+  const doc = JSON.parse(body);
+  if (doc.nonce !== undefined && doc.nonce !== (await turnNonce(seed, doc.turn_id))) {
+    return { ok: false, reason: "its nonce is not the one the seed gives" };
+  }
+  if ((await sha256Hex(body)) !== sentSha256) {
+    return { ok: false, reason: "its SHA-256 is not the recorded sent_sha256" };
+  }
+  return { ok: true, reason: null };
+}
+
+/**
  * The object whose canonical JSON is hashed for one envelope: version, type, data, command_id,
  * seat, at and salt, plus command when the envelope records one.
  * @param {object} env an envelope as exported

@@ -34,6 +34,7 @@ import {
   skullShuffle,
   skyeDraw,
   toHex,
+  turnNonce,
   verifyGame,
 } from "./fairness.mjs";
 
@@ -180,6 +181,12 @@ export async function checkVectors(v) {
       b.label === botLabel(1, 7);
     return [ok, got.join(" ")];
   });
+  for (const t of v.turn_nonces ?? []) {
+    await check(`turn nonce of ${t.turn_id}`, async () => {
+      const got = await turnNonce(seed, t.turn_id);
+      return [got === t.nonce, got];
+    });
+  }
   for (const s of v.salts) {
     await check(`salt of version ${s.version}`, async () => {
       const got = await eventSalt(seed, s.version);

@@ -156,10 +156,20 @@ def _idempotency_key() -> str | None:
     return key
 
 
-def _idempotent(route: str, key: str, body: Any, run: Any) -> Any:
+def _idempotent(
+    route: str,
+    key: str,
+    body: Any,
+    run: Any,
+    *,
+    kept_of: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    replayed_of: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> Any:
     """Run ``run`` once per (caller, route, key): a retry with the same body gets the kept
-    response (``Idempotent-Replayed: true``), one with another body a 422, one while the first
-    still runs a 409."""
+    response (``Idempotent-Replayed: true``; a refusal as a problem again), one with another
+    body a 422, one while the first still runs a 409. ``kept_of``: what of a success's body is
+    kept (a secret in it is not: the store is Redis), ``replayed_of``: the body a replay
+    answers from what was kept."""
     caller = auth.bearer() or request.remote_addr or "anonymous"
     scope = hashlib.sha256(f"{caller}\n{route}\n{key}".encode()).hexdigest()
     fingerprint = hashlib.sha256(
@@ -180,15 +190,22 @@ def _idempotent(route: str, key: str, body: Any, run: Any) -> Any:
                 409, "request/in_progress", "the first request with this key is still running",
                 title="Conflict",
             ).response({"Retry-After": "1"})  # fmt: skip
+        doc = response["body"]
+        if replayed_of is not None and response["status"] < 400:
+            doc = replayed_of(doc)
         headers = {**response.get("headers", {}), "Idempotent-Replayed": "true"}
-        return _json_response(response["body"], response["status"], headers)
+        replayed = _json_response(doc, response["status"], headers)
+        if response["status"] >= 400:
+            replayed.mimetype = PROBLEM_TYPE  # a refusal again, as the first answer was
+        return replayed
     try:
         doc, status, headers = run()
     except Problem as problem:
         store.finish(scope, fingerprint, {"status": problem.status, "body": problem.body(),
                                           "headers": {}}, IDEMPOTENCY_TTL)  # fmt: skip
         raise
-    store.finish(scope, fingerprint, {"status": status, "body": doc, "headers": headers},
+    kept_doc = doc if kept_of is None else kept_of(doc)
+    store.finish(scope, fingerprint, {"status": status, "body": kept_doc, "headers": headers},
                  IDEMPOTENCY_TTL)  # fmt: skip
     return doc, status, headers
 

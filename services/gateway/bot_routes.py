@@ -1,5 +1,6 @@
-"""Registered bots: ``POST /v1/bots`` (anyone, limited per address), ``GET /v1/bots``,
-``GET /v1/bots/{id}`` with its ``stats``, ``DELETE /v1/bots/{id}`` with its key; a connected
+"""Registered bots: ``POST /v1/bots`` (anyone, limited per address; ``Idempotency-Key``
+honoured), ``GET /v1/bots``, ``GET /v1/bots/{id}`` with its ``stats`` (a webhook's ``url`` to
+its own key or an organizer key only), ``DELETE /v1/bots/{id}`` with its key; a connected
 bot's turns: ``GET /v1/bots/me/turns`` (Server-Sent Events) and ``POST
 /v1/bots/me/turns/{turn_id}``, with its key.
 
@@ -19,7 +20,15 @@ from flask.views import MethodView
 
 from services.gateway import auth, limits_guard
 from services.gateway import bot_schemas as schemas
-from services.gateway.blueprint import SECURITY, GamesBlueprint, _read, application
+from services.gateway.blueprint import (
+    SECURITY,
+    SECURITY_OPTIONAL,
+    GamesBlueprint,
+    _idempotency_key,
+    _idempotent,
+    _read,
+    application,
+)
 from shared.app import bot_registration, remote
 from shared.app.context import App
 from shared.app.ports import TurnSubscription
@@ -30,29 +39,74 @@ BOT_RETIRED = ": this bot is retired\n\n"
 blp = GamesBlueprint("bots", __name__, description="Bots registered from outside (webhooks)")
 
 
+def bot_caller() -> bot_registration.BotCaller:
+    """The request's key as registered bots read it (its own bot's, or an organizer's)."""
+    token = auth.bearer()
+    return bot_registration.BotCaller(key=token, organizer=auth.is_organizer(token))
+
+
+IDEMPOTENCY_HEADER = {
+    "in": "header",
+    "name": "Idempotency-Key",
+    "schema": {"type": "string", "maxLength": 255},
+    "description": "a retry with the same key and body (for 24 hours, per caller) answers the "
+    "same bot, its key included, and registers no other; another body is a 422 "
+    "`request/idempotency_key_reused`. Use a random key: whoever sends it again with the "
+    "same body from the same address is answered the bot's key",
+}
+
+
 @blp.route("/v1/bots")
 class Bots(MethodView):
     """Registering and listing bots."""
 
     @blp.arguments(schemas.RegisterBotSchema())
     @blp.response(201, schemas.RegisteredBotSchema)
+    @blp.doc(parameters=[IDEMPOTENCY_HEADER])
     def post(self, body: dict[str, Any]) -> Any:
         """Register a bot; no key needed (limited per client address). The answer holds its
-        `key` this once: it signs every turn sent to the bot and retires it. A webhook URL
-        off the allowed hosts is a 422 `bot/webhook_not_allowed`, and nothing is sent to it."""
+        `key` this once: it signs every turn sent to the bot, retires it, and seats it where
+        its `seatable_by` asks for it. A webhook URL off the allowed hosts is a 422
+        `bot/webhook_not_allowed`, and nothing is sent to it. With an `Idempotency-Key`, a
+        retry answers the same bot (its key derived again: the kept answer holds none)."""
         limits_guard.check("bots")
-        doc = _read(bot_registration.register_bot, application(), body)
-        return doc, 201, {"Location": f"/v1/bots/{doc['id']}"}
+        key = _idempotency_key()
+        if key is None:
+            return register(body)
+        return idempotent_registration(key, body)
 
     @blp.arguments(schemas.BotListQuerySchema(), location="query")
     @blp.response(200, schemas.BotListSchema)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, query: dict[str, Any]) -> Any:
-        """Registered bots, oldest first."""
+        """Registered bots, oldest first; a webhook bot's `url` only to its own key or an
+        organizer key (Bearer)."""
         return {
             "bots": bot_registration.list_bots(
-                application(), offset=query["offset"], limit=query["limit"]
+                application(), offset=query["offset"], limit=query["limit"], caller=bot_caller()
             )
         }
+
+
+def register(body: dict[str, Any]) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """``POST /v1/bots`` once: the bot with its key."""
+    doc = _read(bot_registration.register_bot, application(), body)
+    return doc, 201, {"Location": f"/v1/bots/{doc['id']}"}
+
+
+def idempotent_registration(key: str, body: dict[str, Any]) -> Any:
+    """``blueprint._idempotent`` for a registration, whose answer holds the bot's key: the
+    response is kept (in Redis) without it, and a replay derives it again from the bot's id,
+    so a copy of Redis holds no key here either."""
+    app = application()
+    return _idempotent(
+        "bots",
+        key,
+        body,
+        lambda: register(body),
+        kept_of=lambda doc: {k: v for k, v in doc.items() if k != "key"},
+        replayed_of=lambda doc: {**doc, "key": bot_registration.key_of(app, doc["id"])},
+    )
 
 
 @blp.route("/v1/bots/<bot_id>")
@@ -60,9 +114,11 @@ class Bot(MethodView):
     """One bot."""
 
     @blp.response(200, schemas.BotSchema)
+    @blp.doc(security=SECURITY_OPTIONAL)
     def get(self, bot_id: str) -> Any:
-        """The bot with its `stats` (`bot_stats`; latencies over its last 1000 decisions)."""
-        return _read(bot_registration.show_bot, application(), bot_id)
+        """The bot with its `stats` (`bot_stats`; latencies over its last 1000 decisions); a
+        webhook bot's `url` only to its own key or an organizer key (Bearer)."""
+        return _read(bot_registration.show_bot, application(), bot_id, bot_caller())
 
     @blp.response(204)
     @blp.doc(security=SECURITY)

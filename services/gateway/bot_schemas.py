@@ -19,6 +19,14 @@ class StrictBoolean(ma.fields.Boolean):
         return value
 
 
+SEATABLE_BY_DOC = (
+    'who may seat it ({"bot_id"} in POST /v1/games seats, POST /v1/tournaments entrants): '
+    "anyone (default); owner: only a request bearing its own key (Bearer), so never a "
+    "tournament (an organizer's); organizers: an organizer key, or its own key. Refused: "
+    "403 bot/not_seatable, nothing created"
+)
+
+
 class RegisterBotSchema(StrictSchema):
     """``POST /v1/bots``: a webhook bot (``url``) or a connected one."""
 
@@ -60,6 +68,10 @@ class RegisterBotSchema(StrictSchema):
             "rated for no one"
         }
     )
+    seatable_by = ma.fields.String(
+        validate=validate.OneOf(bot_registration.SEATABLE_BY),
+        metadata={"description": SEATABLE_BY_DOC},
+    )
 
 
 class LatencySchema(ma.Schema):
@@ -88,12 +100,20 @@ class BotSchema(ma.Schema):
     name = ma.fields.String()
     games = ma.fields.List(ma.fields.String())
     transport = ma.fields.String()
-    url = ma.fields.String()
+    url = ma.fields.String(
+        metadata={
+            "description": "a webhook's URL: shown only to a request bearing this bot's own "
+            "key or an organizer key"
+        }
+    )
     budget_ms = ma.fields.Integer()
     on_failure = ma.fields.String()
     created_at = ma.fields.String()
     retired = ma.fields.Boolean()
     ladder = ma.fields.Boolean(metadata={"description": "whether it is on the public ladder"})
+    seatable_by = ma.fields.String(
+        metadata={"description": "who may seat it: anyone, owner or organizers"}
+    )
     stats = ma.fields.Nested(BotStatsSchema)
 
 
@@ -102,8 +122,9 @@ class RegisteredBotSchema(BotSchema):
 
     key = ma.fields.String(
         metadata={
-            "description": "the bot's key: shown once, kept only as a SHA-256 hash; it "
-            "signs the turns (Tabletop-Signature) and retires the bot"
+            "description": "the bot's key: shown once (again to a retry with the same "
+            "Idempotency-Key), kept only as a SHA-256 hash; it signs the turns "
+            "(Tabletop-Signature), retires the bot, and seats it where its seatable_by asks"
         }  # fmt: skip
     )
 

@@ -24,7 +24,7 @@ from services.gateway.blueprint import (
 )
 from services.gateway.problems import Problem
 from shared import games
-from shared.app import catalogue, creation, queries, searches
+from shared.app import bot_registration, catalogue, creation, queries, searches
 from shared.games.errors import GameError
 
 
@@ -91,7 +91,9 @@ class Games(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         """Create a game; answers its id and one secret token per human seat.
 
-        A fixed `seed` or a `deal` option needs an organizer key. With an `Idempotency-Key`
+        A fixed `seed` or a `deal` option needs an organizer key. A registered bot's own key
+        may be sent instead, to seat that bot where its `seatable_by` is `owner` (403
+        `bot/not_seatable` for a bot the caller may not seat). With an `Idempotency-Key`
         header a retry with the same key and body answers the first response again (for 24
         hours, per caller) and creates nothing; the same key with another body is a 422
         `request/idempotency_key_reused`."""
@@ -102,7 +104,9 @@ class Games(MethodView):
         return _idempotent("create", key, body, lambda: self._create(body))
 
     def _create(self, body: dict[str, Any]) -> Any:
-        token = _no_token_or_a_key("creating a game")
+        # A registered bot's own key seats that bot whatever its seatable_by (issue 35).
+        bot_key = bot_registration.registered_key(application(), auth.bearer())
+        token = None if bot_key else _no_token_or_a_key("creating a game")
         options = body.get("options") or {}
         if ("seed" in body or "deal" in options) and not auth.is_organizer(token):
             raise Problem(
@@ -132,6 +136,7 @@ class Games(MethodView):
                 listed=body.get("listed", True),
                 clock_spec=body.get("clock"),
                 owner=_client_owner(),
+                caller=bot_registration.BotCaller(bot_key, organizer=auth.is_organizer(token)),
             )
         except KeyError as exc:
             raise Problem(

@@ -18,6 +18,7 @@ from typing import Any
 from shared.adapters.webhook import HttpWebhooks
 from shared.app.ports import (
     FAILURE_COUNTS,
+    SERVICE_FAILURE,
     STATS_WINDOW,
     GameEntry,
     NullDispatcher,
@@ -599,10 +600,22 @@ class MemoryBotRegistry:
             self._bots[bot_id] = dataclasses.replace(bot, retired=True)
             return True
 
+    def rekey(self, bot_id: str, key_sha256: str) -> bool:
+        """See ``BotRegistry.rekey``."""
+        with self._lock:
+            bot = self._bots.get(bot_id)
+            if bot is None:
+                return False
+            self._bots[bot_id] = dataclasses.replace(bot, key_sha256=key_sha256)
+            return True
+
     def record(self, bot_id: str, latency_ms: int, failure: str | None) -> None:
         """See ``BotRegistry.record``."""
         with self._lock:
             counts = self._counts.setdefault(bot_id, {})
+            if failure == SERVICE_FAILURE:
+                counts["service_faults"] = counts.get("service_faults", 0) + 1
+                return
             counts["decisions"] = counts.get("decisions", 0) + 1
             if failure is not None:
                 name = FAILURE_COUNTS.get(failure, "errors")

@@ -15,8 +15,13 @@ Redis 6.2 has no sharded pub/sub), so one pattern subscription on any node hears
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import json
+import os
 import secrets
+import stat
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -35,6 +40,7 @@ from shared.adapters.memory import SystemClock, utc_iso
 from shared.adapters.webhook import HttpWebhooks
 from shared.app.ports import (
     FAILURE_COUNTS,
+    SERVICE_FAILURE,
     STATS_WINDOW,
     BotDispatcher,
     GameEntry,
@@ -46,7 +52,7 @@ from shared.app.ports import (
     TurnReads,
     bot_stats_doc,
 )
-from shared.config import DEFAULT_REJECTED_TTL
+from shared.config import DEFAULT_REJECTED_TTL, SettingsError, bot_secret_path
 from shared.store.redis_log import RedisEventStore
 
 RESULT_TTL = 86_400  # seconds an accepted (or pending) command's outcome stays readable
@@ -825,21 +831,233 @@ class RedisSearchShares:
         self._release(keys=[keys.search_slot(slot)], args=[holder])
 
 
+# ---- the bot secret, kept outside Redis -------------------------------------------------------
+
+# What Redis holds of the bot secret: a check value (``secret_check``: an HMAC of a fixed label
+# under the secret) from which no key derives, so that a process whose secret is not the one
+# the others use (its own data directory, another TABLETOP_BOT_SECRET) is refused at once
+# instead of signing turns with keys no bot holds. A deployment from before issue 35 kept the
+# secret itself at ``keys.BOT_SECRET``: it is moved into the file (``RedisBotRegistry``).
+BOT_SECRET_CHECK = "bots:secret-check"
+_CHECK_LABEL = b"tabletop bot secret check"
+# A file being written by another process (an exclusive create without hard links) is read
+# again for this long before its emptiness is an error.
+SECRET_READ_PATIENCE_S = 2.0
+ROTATE_HINT = "README, Your own bots, Keys: `tabletop bots rotate-secret`"
+_FORGET_OLD = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+_SECRET_FIX = (
+    f"restore it, or set TABLETOP_BOT_SECRET (a new secret changes every bot's key: {ROTATE_HINT})"
+)
+
+
+def secret_check(secret: str) -> str:
+    """The check value Redis keeps of the bot secret (no key derives from it)."""
+    return hmac.new(secret.encode(), _CHECK_LABEL, hashlib.sha256).hexdigest()
+
+
+def read_secret_file(path: str) -> str | None:
+    """The bot secret kept in ``path``, or None when there is no such file. SettingsError,
+    naming the path, for a file that cannot be read, is no regular file, is open to group or
+    others (any of mode 077), or holds nothing: never a silent new secret, which would change
+    every bot's key."""
+    deadline = time.monotonic() + SECRET_READ_PATIENCE_S
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SettingsError(f"the bot secret file {path} cannot be read: {exc.strerror}; "
+                                f"{_SECRET_FIX}") from None  # fmt: skip
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise SettingsError(f"the bot secret file {path} is not a file; {_SECRET_FIX}")
+            if info.st_mode & 0o077:
+                raise SettingsError(
+                    f"the bot secret file {path} is open to group or others (mode "
+                    f"{stat.S_IMODE(info.st_mode):04o}): `chmod 600 {path}` (the owner alone "
+                    "may read it: whoever reads it derives every bot's key)"
+                )
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                raw = f.read(1 << 16)
+        except OSError as exc:
+            raise SettingsError(f"the bot secret file {path} cannot be read: {exc.strerror}; "
+                                f"{_SECRET_FIX}") from None  # fmt: skip
+        finally:
+            os.close(fd)
+        try:
+            text = raw.decode().strip()
+        except UnicodeDecodeError:
+            raise SettingsError(f"the bot secret file {path} is not text; {_SECRET_FIX}") from None
+        if text:
+            return text
+        if time.monotonic() > deadline:
+            raise SettingsError(f"the bot secret file {path} is empty; {_SECRET_FIX}")
+        time.sleep(0.05)
+
+
+def create_secret_file(path: str, secret: str) -> str:
+    """Make ``path`` hold ``secret`` (mode 0600) unless it exists, and answer what it holds:
+    the winner's secret when processes race. The secret is written whole to a temporary file
+    of the directory (``mkstemp``: O_CREAT|O_EXCL, 0600) and published by a hard link, which
+    fails when the name exists, so no process ever reads a half-written file; on a file system
+    without hard links, an O_CREAT|O_EXCL create of ``path`` itself (a reader then waits for
+    its content, ``read_secret_file``)."""
+    directory = os.path.dirname(path) or "."
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".bot-secret-")
+    except OSError as exc:
+        raise SettingsError(f"the bot secret file {path} cannot be made: {exc.strerror}; "
+                            "give TABLETOP_DATA_DIR (or TABLETOP_BOT_SECRET_FILE) a directory "
+                            "this user may write, or set TABLETOP_BOT_SECRET") from None  # fmt: skip
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(secret + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: its secret is the one
+        except OSError:
+            _create_exclusive(path, secret)
+        _sync_directory(directory)
+    finally:
+        os.unlink(tmp)
+    found = read_secret_file(path)
+    if found is None:
+        raise SettingsError(f"the bot secret file {path} vanished as it was made")
+    return found
+
+
+def _create_exclusive(path: str, secret: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w") as out:
+        out.write(secret + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def replace_secret_file(path: str, staged: str) -> None:
+    """Put the file ``staged`` (a rotation's new secret) in the place of ``path``, atomically."""
+    os.replace(staged, path)
+    _sync_directory(os.path.dirname(path) or ".")
+
+
+def _sync_directory(directory: str) -> None:
+    """Make a new name in ``directory`` survive a power loss (a lost secret file would mean a
+    new secret, and every key changed)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 class RedisBotRegistry:
     """``BotRegistry`` on ``bot:{<id>}`` hashes (the bot as JSON, ``retired``), its counters
-    and latest latencies beside it (one hash slot per bot), ``bots:all`` listing them; the
-    secret is ``secret`` or one made once and kept at ``bots:secret``."""
+    and latest latencies beside it (one hash slot per bot), ``bots:all`` listing them.
 
-    def __init__(self, client: Client, secret: str = "") -> None:
+    The secret keys derive from is ``secret`` (TABLETOP_BOT_SECRET) or the one kept in the
+    file ``secret_file`` (``<data dir>/bot-secret``, 0600), made on first use: never in Redis,
+    so a copy of the Redis data derives no key. A deployment from before kept it at
+    ``bots:secret``: found there while the file is missing, it is moved into the file and the
+    key deleted, so the keys issued stay valid. Redis keeps only ``secret_check`` of it, and a
+    process whose secret is another is refused (SettingsError) before it signs anything."""
+
+    def __init__(self, client: Client, secret: str = "", secret_file: str = "") -> None:
         self._r = client
-        self._secret = secret
+        self._configured = secret
+        self._file = secret_file or bot_secret_path(os.environ)
+        self._secret = ""
+        self._lock = threading.Lock()
+        self._forget = client.register_script(_FORGET_OLD)
+
+    @property
+    def secret_file(self) -> str:
+        """The file the secret is kept in (unused with TABLETOP_BOT_SECRET)."""
+        return self._file
 
     def secret(self) -> str:
-        """See ``BotRegistry.secret``."""
+        """See ``BotRegistry.secret``: read (or made, or moved from Redis) once per process.
+        SettingsError for an unusable file or a secret not the deployment's."""
         if not self._secret:
-            self._r.set(keys.BOT_SECRET, secrets.token_hex(32), nx=True)
-            self._secret = _text(self._r.get(keys.BOT_SECRET))
+            with self._lock:
+                if not self._secret:
+                    secret = self._configured or self._from_file()
+                    self._check(secret)
+                    self._secret = secret
         return self._secret
+
+    def _source(self) -> str:
+        return "TABLETOP_BOT_SECRET" if self._configured else f"the file {self._file}"
+
+    def _from_file(self) -> str:
+        found = read_secret_file(self._file)
+        raw = self._r.get(keys.BOT_SECRET)
+        old = None if raw is None else _text(raw)
+        if found is None:
+            found = create_secret_file(self._file, old or secrets.token_hex(32))
+        if old is not None:
+            if old != found:
+                raise SettingsError(
+                    f"Redis still holds a bot secret from before ({keys.BOT_SECRET}) and "
+                    f"{self._file} holds another: the keys issued under one of them do not "
+                    f"work. If the file's is the one in use, delete {keys.BOT_SECRET} "
+                    f"(redis-cli DEL {keys.BOT_SECRET}); if Redis's is, move {self._file} "
+                    "away and start again (it is then moved into the file)"
+                )
+            self._forget(keys=[keys.BOT_SECRET], args=[old])  # moved: gone from Redis
+        return found
+
+    def _check(self, secret: str) -> None:
+        check = secret_check(secret)
+        self._r.set(BOT_SECRET_CHECK, check, nx=True)
+        kept = self._r.get(BOT_SECRET_CHECK)
+        if kept is not None and _text(kept) != check:
+            raise SettingsError(
+                f"the bot secret of {self._source()} is not the one this deployment's bot keys "
+                f"derive from (Redis's {BOT_SECRET_CHECK} says so): every process needs the "
+                "same one (the same TABLETOP_BOT_SECRET, or one bot-secret file: the same "
+                "TABLETOP_DATA_DIR or TABLETOP_BOT_SECRET_FILE, on storage they share). A "
+                f"secret changed on purpose needs its keys issued again: {ROTATE_HINT}"
+            )
+
+    def stage_rotation(self) -> str:
+        """Begin a rotation: the new secret, which ``secret()`` answers from now on in this
+        process. The configured one (TABLETOP_BOT_SECRET, changed by the operator), or a new
+        one staged in ``<file>.new`` (the one staged already, when a rotation was cut short:
+        running it again finishes that one)."""
+        with self._lock:
+            if self._configured:
+                self._secret = self._configured
+            else:
+                self._secret = create_secret_file(self._file + ".new", secrets.token_hex(32))
+            return self._secret
+
+    def finish_rotation(self) -> None:
+        """End a rotation (every bot re-keyed under the staged secret): Redis's check value
+        becomes the new secret's and the staged file replaces the old one."""
+        with self._lock:
+            self._r.set(BOT_SECRET_CHECK, secret_check(self._secret))
+            self._r.delete(keys.BOT_SECRET)  # a leftover from before: never the secret now
+            if not self._configured:
+                replace_secret_file(self._file, self._file + ".new")
 
     def add(self, bot: RegisteredBot, epoch: float) -> None:
         """See ``BotRegistry.add``."""
@@ -864,10 +1082,28 @@ class RedisBotRegistry:
         self._r.hset(keys.bot(bot_id), "retired", "1")
         return True
 
+    def rekey(self, bot_id: str, key_sha256: str) -> bool:
+        """See ``BotRegistry.rekey``: the new hash is findable before the old one goes (a
+        cluster: the bot's hash and ``bots:keys`` are on two slots, so no transaction)."""
+        raw = self._r.hget(keys.bot(bot_id), "doc")
+        if raw is None:
+            return False
+        doc = json.loads(raw)
+        old = doc.get("key_sha256")
+        doc["key_sha256"] = key_sha256
+        self._r.hset(keys.BOT_KEYS, key_sha256, bot_id)
+        self._r.hset(keys.bot(bot_id), "doc", json.dumps(doc))
+        if old and old != key_sha256:
+            self._r.hdel(keys.BOT_KEYS, old)
+        return True
+
     def record(self, bot_id: str, latency_ms: int, failure: str | None) -> None:
         """See ``BotRegistry.record``: one transaction on the bot's slot."""
-        pipe = self._r.pipeline(transaction=True)
         counts = keys.bot_counts(bot_id)
+        if failure == SERVICE_FAILURE:
+            self._r.hincrby(counts, "service_faults", 1)
+            return
+        pipe = self._r.pipeline(transaction=True)
         pipe.hincrby(counts, "decisions", 1)
         if failure is not None:
             pipe.hincrby(counts, FAILURE_COUNTS.get(failure, "errors"), 1)
@@ -1112,10 +1348,12 @@ def redis_ports(
     shards: int = 1,
     rejected_ttl: int = DEFAULT_REJECTED_TTL,
     bot_secret: str = "",
+    bot_secret_file: str = "",
 ) -> Ports:
     """Every port on one Redis client (``rejected_ttl``: seconds a refused command's outcome
-    is kept; ``bot_secret``: what registered bots' keys derive from, else one kept in
-    Redis)."""
+    is kept; ``bot_secret``: what registered bots' keys derive from, else the secret kept in
+    the file ``bot_secret_file``, by default the environment's (``config.bot_secret_path``);
+    ``RedisBotRegistry``)."""
     batch = RedisBatch(client)
     return Ports(
         store=RedisEventStore(client),
@@ -1129,7 +1367,7 @@ def redis_ports(
         ratings=RedisRatings(client),
         idempotency=RedisIdempotency(client),
         searches=RedisSearchShares(client),
-        bots=RedisBotRegistry(client, bot_secret),
+        bots=RedisBotRegistry(client, bot_secret, bot_secret_file),
         webhooks=HttpWebhooks(),
         turns=RedisConnectedTurns(client),
         batch=batch,

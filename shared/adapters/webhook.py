@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from shared.app.ports import WebhookAnswer
+from shared.app.ports import SERVICE_FAILURE, WebhookAnswer
 
 DEFAULT_HOSTS = ("127.0.0.1", "localhost", "::1")
 MAX_ANSWER_BYTES = 64 * 1024  # of an answer's body
@@ -97,18 +97,26 @@ class HttpWebhooks:
     def post(
         self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float
     ) -> WebhookAnswer:
-        """See ``WebhookSender.post``."""
+        """See ``WebhookSender.post``. A timeout is ``service`` (not the bot's) when this
+        process, not the bot, spent the budget: it began connecting, or finished sending,
+        past half the budget (its own resolution or a starved event loop came first). An
+        answer already received when this process gets round to reading it past the
+        deadline (it was starved meanwhile) is taken, not charged to the bot."""
         started = time.monotonic()
         deadline = started + timeout_s
+        marks: dict[str, float] = {}
 
         def answer(status: int | None, data: bytes, failure: str | None) -> WebhookAnswer:
-            took = round((time.monotonic() - started) * 1000)
-            return WebhookAnswer(status, data, failure, took)
+            now = time.monotonic()
+            if failure == "timeout" and _own_delay(started, now, marks, timeout_s):
+                failure = SERVICE_FAILURE
+            return WebhookAnswer(status, data, failure, round((now - started) * 1000))
 
         found = self.target(url)  # checked again: a name may resolve elsewhere by now
         if isinstance(found, str):
             return answer(None, b"", "error")
         scheme, host, port, path, addresses = found
+        marks["connect"] = time.monotonic()
         try:
             sock = _connect(addresses, port, deadline)
         except TimeoutError:
@@ -125,6 +133,7 @@ class HttpWebhooks:
             head += [f"{k}: {v}" for k, v in headers.items()]
             sock.settimeout(_left(deadline))
             sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+            marks["sent"] = time.monotonic()
             status, data = _read_answer(sock, deadline)
         except TimeoutError:
             return answer(None, b"", "timeout")
@@ -135,6 +144,13 @@ class HttpWebhooks:
         finally:
             sock.close()
         return answer(status, data, None)
+
+
+def _own_delay(started: float, now: float, marks: Mapping[str, float], budget_s: float) -> bool:
+    """Whether a timeout is this process's doing (see ``HttpWebhooks.post``): a bot that
+    accepts slowly or answers late is given its budget from the first connect on."""
+    began = marks.get("sent", marks.get("connect", now))
+    return began - started > budget_s / 2
 
 
 @functools.cache
@@ -212,8 +228,7 @@ def _read_answer(sock: socket.socket, deadline: float) -> tuple[int, bytes]:
                 return status, data[:length]
             if chunked and (whole := _dechunk(data)) is not None:
                 return status, whole
-        sock.settimeout(_left(deadline))
-        more = sock.recv(65536)
+        more = _recv(sock, deadline)
         if not more:
             if head is None:
                 raise ValueError("the connection closed before an answer")
@@ -221,6 +236,20 @@ def _read_answer(sock: socket.socket, deadline: float) -> tuple[int, bytes]:
                 return status, data
             raise ValueError("the answer was cut short")
         data += more
+
+
+def _recv(sock: socket.socket, deadline: float) -> bytes:
+    """What the bot sent next, waiting at most until ``deadline``; past it, only what has
+    arrived already (so an answer that came while this process was busy elsewhere is read)."""
+    left = deadline - time.monotonic()
+    if left > 0:
+        sock.settimeout(left)
+        return sock.recv(65536)
+    sock.settimeout(0)
+    try:
+        return sock.recv(65536)
+    except (BlockingIOError, InterruptedError) as exc:
+        raise TimeoutError("the bot's budget is spent") from exc
 
 
 def _parse_head(head: bytes) -> tuple[int, int | None, bool]:

@@ -7,12 +7,16 @@ The service keeps only its SHA-256 (to authenticate ``DELETE /v1/bots/{id}``), y
 turn with the key itself: it derives the key again from the server secret whenever it signs.
 So a copy of the bot records alone gives no key away, and no key is stored in any form that
 can be read back; whoever holds the server secret (``TABLETOP_BOT_SECRET``; without it, one
-the service makes once and keeps in Redis) can derive every key, which signing needs anyway.
+the service makes once and keeps in the file ``<data dir>/bot-secret``, mode 0600, never in
+Redis: ``RedisBotRegistry``) can derive every key, which signing needs anyway. So a copy of
+Redis (an RDB or AOF file, a replica, a backup) derives no key; a new secret changes every
+key (``tabletop bots rotate-secret`` issues them again).
 
 **A turn.** For each decision the seat's bot is sent the canonical JSON (``canonical_json``,
 docs/fairness.md) of ``{"type": "turn", "turn_id", "bot_id", "game", "game_id", "seat",
-"version", "view", "legal_commands", "budget_ms"}``, ``view`` being exactly the seat's view at
-``version`` (its stored projection), signed ``Tabletop-Signature: sha256=<hex HMAC-SHA256 of
+"version", "view", "legal_commands", "budget_ms", "nonce"}``, ``view`` being exactly the seat's
+view at ``version`` (its stored projection), ``nonce`` the turn's secret (``turn_nonce``: an
+HMAC of the game's secret seed, so no one can compute it before the seed is revealed), signed ``Tabletop-Signature: sha256=<hex HMAC-SHA256 of
 the body keyed with the key>``. It answers 200 ``{"command": {...}}`` within ``budget_ms``.
 Anything else — a timeout, a malformed or illegal command, another status (a redirect too: it
 is never followed), an answer over 64 KiB, an unreachable bot — is a failure, and the seat
@@ -21,6 +25,15 @@ the game's secret seed, as a built-in random bot would) or ``forfeit`` (it resig
 command submitted records ``bot_turn``: ``{"turn_id", "sent_sha256", "latency_ms",
 "failure"}``, hashed into the log with it, so an audit rebuilds the body from the seat's view
 and checks what the bot was sent, and a bot keeping the bodies it got can prove what it saw.
+
+**The commitment hides.** ``sent_sha256`` is read by every seat and spectator while the game
+runs. A plain hash of a body that holds the seat's hidden view could be tested against every
+view consistent with the public record (a 13-card Fox hand is one of some 27,000): the nonce,
+256 secret bits in the body, makes such guesses worthless until the seed is revealed, when the
+hand is public anyway. Seats created before the nonce (their spec has no ``commitment``) were
+sent bodies without one; the audit checks those as they were and says their commitment did not
+hide. Other seats read a bot's turn without ``latency_ms`` and ``failure`` (how long it thought
+and whether it failed can depend on its hand) until the export, once the game is over.
 """
 
 from __future__ import annotations
@@ -42,8 +55,13 @@ from shared.games.rng import bot_random
 REGISTERED = bots.REGISTERED
 BOT_TURN = bots.BOT_TURN
 WEBHOOK, CONNECTED = "webhook", "connected"
-FAILURES = ("timeout", "illegal", "error", "unreachable")
+# ``service``: the turn's budget was spent by the service, not the bot (``ports.SERVICE_FAILURE``)
+FAILURES = ("timeout", "illegal", "error", "unreachable", "service")
 KEY_PREFIX = "tbk_"
+# A seat spec's ``commitment``: its turns' bodies carry a ``nonce`` (absent: a seat from before).
+COMMITMENT = "commitment"
+NONCE_COMMITMENT = "nonce"
+
 SIGNATURE_HEADER = "Tabletop-Signature"
 
 
@@ -71,6 +89,7 @@ def seat_spec(bot: RegisteredBot) -> dict[str, Any]:
         "transport": bot.transport,
         "budget_ms": bot.budget_ms,
         "on_failure": bot.on_failure,
+        COMMITMENT: NONCE_COMMITMENT,
     }
 
 
@@ -82,11 +101,31 @@ def turn_id(game_id: str, seat: int, version: int) -> str:
     return f"{game_id}-{seat}-{version}"
 
 
+def turn_nonce(seed: str, turn: str) -> str:
+    """A turn's nonce: ``hex(HMAC-SHA256(key=utf8(seed), msg=utf8("bot-turn:" + turn_id)))``
+    of the game's (server) secret seed, so it is secret until the seed is revealed and then
+    anyone recomputes it."""
+    return hmac.new(seed.encode(), f"bot-turn:{turn}".encode(), hashlib.sha256).hexdigest()
+
+
+def hides(spec: Mapping[str, Any]) -> bool:
+    """Whether the seat's turns carry a nonce (its commitments hide what they commit to)."""
+    return spec.get(COMMITMENT) == NONCE_COMMITMENT
+
+
 def turn_body(
-    *, turn: str, spec: Mapping[str, Any], game_id: str, seat: int, view: Mapping[str, Any]
+    *,
+    turn: str,
+    spec: Mapping[str, Any],
+    game_id: str,
+    seat: int,
+    view: Mapping[str, Any],
+    seed: str | None,
 ) -> bytes:
-    """The exact bytes a bot is sent for a turn (its audit rebuilds them from the log)."""
-    doc = {
+    """The exact bytes a bot is sent for a turn (its audit rebuilds them from the log).
+    ``seed``: the game's secret seed, which draws the nonce of a seat whose spec says so (a
+    seat from before nonces is sent none; ``seed`` may then be None)."""
+    doc: dict[str, Any] = {
         "type": "turn",
         "turn_id": turn,
         "bot_id": spec["bot_id"],
@@ -98,6 +137,10 @@ def turn_body(
         "legal_commands": view.get("legal_commands", []),
         "budget_ms": spec["budget_ms"],
     }
+    if hides(spec):
+        if seed is None:
+            raise ValueError("a hiding turn's nonce needs the game's seed")
+        doc["nonce"] = turn_nonce(seed, turn)
     return canonical_json(doc).encode()
 
 
@@ -128,7 +171,7 @@ def listed_command(view: Mapping[str, Any], seat: int, command: Any) -> dict[str
         return None
     try:
         spelled: dict[str, Any] = engine.command_to_json(engine.parse_command(command))
-    except (GameError, ValueError, TypeError, KeyError):
+    except Exception:  # a bot's untrusted command: any failure to read it is the full check's
         return None
     # Compared as canonical JSON: the view went through JSON (a tuple came back a list), and
     # a template (a fairness contribution's client seed) is no command to match.
@@ -147,12 +190,14 @@ def turn_fault(
     at: int,
     recorded: Mapping[str, Any],
     play_seed: str,
+    seed: str,
 ) -> str | None:
     """Why a registered bot's move recorded at the version after ``at`` is not what the
     service may have played (None: it is). ``view`` is the seat's view at ``at`` recomputed
-    from the log, ``recorded`` the command with its ``bot_turn``. The body is rebuilt and its
-    hash must be ``sent_sha256`` (the bot was sent that seat's view and nothing else); a
-    failure's move must be its ``on_failure`` policy's (the random bot's is re-drawn)."""
+    from the log, ``recorded`` the command with its ``bot_turn``, ``seed`` the game's server
+    seed (the nonce's). The body is rebuilt and its hash must be ``sent_sha256`` (the bot was
+    sent that seat's view and nothing else); a failure's move must be its ``on_failure``
+    policy's (the random bot's is re-drawn)."""
     turn = recorded.get(BOT_TURN)
     if not isinstance(turn, Mapping) or set(turn) != {
         "turn_id", "sent_sha256", "latency_ms", "failure"
@@ -161,7 +206,9 @@ def turn_fault(
     failure = turn["failure"]
     if failure is not None and failure not in FAILURES:
         return f"a registered bot's move with an unknown failure {failure!r}"
-    body = turn_body(turn=str(turn["turn_id"]), spec=spec, game_id=game_id, seat=seat, view=view)
+    body = turn_body(
+        turn=str(turn["turn_id"]), spec=spec, game_id=game_id, seat=seat, view=view, seed=seed
+    )
     if hashlib.sha256(body).hexdigest() != turn["sent_sha256"]:
         return "its sent_sha256 is not the hash of the turn rebuilt from the seat's view"
     if failure is None:

@@ -32,7 +32,7 @@ BOT_ITERATIONS = events.BOT_ITERATIONS
 # in ``BOTS`` (no one asks for it by name: a seat spec names its ``bot_id``).
 REGISTERED = "registered"
 # In a registered bot's recorded command: the turn it was sent and what came of it.
-BOT_TURN = "bot_turn"
+BOT_TURN = events.BOT_TURN
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,13 +31,16 @@ def create_game(
     listed: bool = True,
     clock_spec: Mapping[str, Any] | None = None,
     owner: str = "",
+    caller: bot_registration.BotCaller = bot_registration.ANONYMOUS,
 ) -> Created:
     """Start a game: validate, run the engine's setup, append, project, wake bots. A game of
     contributed fairness is only created: it is dealt when its human seats sent their client
     seeds. ``owner``: the client creating it (``searches.client_owner``), whose share of the
-    search workers its searching bots take.
+    search workers its searching bots take; ``caller``: its key, for the registered bots it
+    seats (``seatable_by``).
 
-    Raises KeyError for an unknown game and GameError for bad seats or options.
+    Raises KeyError for an unknown game and GameError for bad seats or options (403
+    ``bot/not_seatable`` for a registered bot the caller may not seat), nothing created.
     """
     engine = games.get(game)
     n = len(seat_specs)
@@ -56,7 +59,7 @@ def create_game(
     game_id = secrets.token_hex(8)
     registered = None
     if any("bot_id" in spec for spec in seat_specs):
-        registered = bot_registration.registered_seats(app, game, seat_specs)
+        registered = bot_registration.registered_seats(app, game, seat_specs, caller)
     seats, tokens = seats_from_specs(seat_specs, registered)
     if fairness_mode not in fairness.MODES:
         raise rules.invalid_options(

@@ -50,6 +50,7 @@ class ErrorCode(StrEnum):
     SERVER_ERROR = "server/error"
     BOT_NOT_FOUND = "bot/not_found"
     BOT_WEBHOOK_NOT_ALLOWED = "bot/webhook_not_allowed"
+    BOT_NOT_SEATABLE = "bot/not_seatable"
     TURN_NOT_FOUND = "turn/not_found"
     TURN_EXPIRED = "turn/expired"
 
@@ -90,6 +91,7 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.SERVER_ERROR: (500, "Internal Server Error"),
     ErrorCode.BOT_NOT_FOUND: (404, "No such bot"),
     ErrorCode.BOT_WEBHOOK_NOT_ALLOWED: (422, "This webhook URL is not allowed"),
+    ErrorCode.BOT_NOT_SEATABLE: (403, "This bot's owner does not let the caller seat it"),
     ErrorCode.TURN_NOT_FOUND: (404, "No such turn of this bot"),
     ErrorCode.TURN_EXPIRED: (409, "The turn is over"),
 }

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shared.app import tournaments
+from shared.app.bots import BOT_TURN, REGISTERED
 from shared.app.context import App
 from shared.app.results import rating_update, registered_ids, result_doc
 from shared.match.record import GameRecord
@@ -33,13 +34,34 @@ def finalize_record(app: App, record: GameRecord) -> Finalized:
     outcome = record.outcome
     if outcome is None:
         return Finalized.NOT_OVER
-    app.ports.directory.record_result(record.id, result_doc(record))
+    if app.ports.directory.record_result(record.id, result_doc(record)):
+        count_bot_turns(app, record)
     rate_bots(app, record, outcome)
     if record.match.tournament is not None:
         # A tournament's live game (one seating a registered bot) is folded into its
         # standings here, its result stored first; a game played whole is folded by its batch.
         tournaments.game_finished(app, record)
     return Finalized.DONE
+
+
+def count_bot_turns(app: App, record: GameRecord) -> int:
+    """Count the registered bots' decisions of a finished game into their stats (``GET
+    /v1/bots/{id}``); how many. Counted when the game ends, not turn by turn: a bot's latency
+    and failures can depend on its hand, and stats anyone can poll between two moves would
+    tell them while the game runs. Once, with the result's first write (a crash between the
+    two loses a game's counts, never doubles them)."""
+    seats = record.match.seats
+    counted = 0
+    for env in app.ports.store.read(record.id):
+        turn = (env.command or {}).get(BOT_TURN)
+        if not isinstance(turn, Mapping) or env.seat is None:
+            continue
+        spec = seats[env.seat].bot_spec or {}
+        if seats[env.seat].bot != REGISTERED or "bot_id" not in spec:
+            continue
+        app.ports.bots.record(str(spec["bot_id"]), int(turn["latency_ms"]), turn["failure"])
+        counted += 1
+    return counted
 
 
 def rate_bots(app: App, record: GameRecord, outcome: Mapping[str, Any]) -> bool:

@@ -190,6 +190,9 @@ class RegisteredBot:
     retired: bool = False
     # Opted in to the public ladder (``GET /v1/ratings``): its all-bot games are rated there.
     ladder: bool = False
+    # Who may seat it (``bot_registration.SEATABLE_BY``); a bot registered before it could be
+    # said has none stored and reads as "anyone", as it was.
+    seatable_by: str = "anyone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +212,8 @@ class BotRegistry(Protocol):
 
     def secret(self) -> str:
         """The server secret bot keys are derived from: the configured one, or one made on
-        first use and kept by the backend (the same in every process)."""
+        first use and kept by the backend (the same in every process; on Redis, in a file of
+        the data directory, never in Redis itself)."""
         ...
 
     def add(self, bot: RegisteredBot, epoch: float) -> None:
@@ -228,14 +232,21 @@ class BotRegistry(Protocol):
         """Mark the bot retired; False when there is no such bot."""
         ...
 
+    def rekey(self, bot_id: str, key_sha256: str) -> bool:
+        """Replace the bot's key hash (its key derived from a new secret; ``by_key`` finds it
+        by the new hash only); False when there is no such bot."""
+        ...
+
     def record(self, bot_id: str, latency_ms: int, failure: str | None) -> None:
         """Count one decision: its latency (the last ``STATS_WINDOW`` are kept) and its
-        failure, if any (``timeout``, ``illegal``, ``error``, ``unreachable``)."""
+        failure, if any (``timeout``, ``illegal``, ``error``, ``unreachable``); a
+        ``SERVICE_FAILURE`` counts only ``service_faults`` (it is no decision of the bot's)."""
         ...
 
     def stats(self, bot_id: str) -> dict[str, Any]:
         """``{"decisions", "latency_ms": {"p50", "p95", "max"}, "timeouts", "illegal",
-        "errors", "fallbacks"}``; latencies over the last ``STATS_WINDOW`` decisions."""
+        "errors", "fallbacks", "service_faults"}``; latencies over the last ``STATS_WINDOW``
+        decisions."""
         ...
 
     def by_key(self, key_sha256: str) -> str | None:
@@ -324,6 +335,10 @@ class ConnectedTurns(Protocol):
 
 FAILURE_COUNTS = {"timeout": "timeouts", "illegal": "illegal", "error": "errors",
                   "unreachable": "errors"}  # fmt: skip
+# A turn's failure that is the service's, not the bot's (its budget spent before the bot could
+# answer: the process that sends turns was down or starved). Counted apart (``service_faults``),
+# never as the bot's decision, fallback or latency.
+SERVICE_FAILURE = "service"
 
 
 def bot_stats_doc(counts: Mapping[str, int], latencies: Sequence[int]) -> dict[str, Any]:
@@ -345,6 +360,7 @@ def bot_stats_doc(counts: Mapping[str, int], latencies: Sequence[int]) -> dict[s
             "max": ordered[-1] if ordered else None,
         },
         **{k: int(counts.get(k, 0)) for k in ("timeouts", "illegal", "errors", "fallbacks")},
+        "service_faults": int(counts.get("service_faults", 0)),
     }
 
 
@@ -352,7 +368,9 @@ def bot_stats_doc(counts: Mapping[str, int], latencies: Sequence[int]) -> dict[s
 class WebhookAnswer:
     """What came of one POST to a bot: the status and body (None and b"" when no answer
     came), the failure (``timeout``, ``unreachable``, ``error``: too large, not HTTP, a
-    refused address; None when an answer came whole) and the round trip in milliseconds."""
+    refused address; ``service``: a timeout that the sender's own delays caused, see
+    ``HttpWebhooks.post``; None when an answer came whole) and the round trip in
+    milliseconds."""
 
     status: int | None
     body: bytes

@@ -6,7 +6,10 @@ The service keeps only its SHA-256 (to authenticate ``DELETE /v1/bots/{id}``), y
 turn with the key itself: it derives the key again from the server secret whenever it signs.
 So a copy of the bot records alone gives no key away, and no key is stored in any form that
 can be read back; whoever holds the server secret (``TABLETOP_BOT_SECRET``; without it, one
-the service makes once and keeps in Redis) can derive every key, which signing needs anyway.
+the service makes once and keeps in the file ``<data dir>/bot-secret``, mode 0600, never in
+Redis: ``RedisBotRegistry``) can derive every key, which signing needs anyway. So a copy of
+Redis (an RDB or AOF file, a replica, a backup) derives no key; a new secret changes every
+key (``tabletop bots rotate-secret`` issues them again).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from shared.app import bots, steps
 from shared.app.bot_moves import BOT_SUBMIT_TTL
@@ -42,7 +47,7 @@ from shared.app.commands import secret_seed, submit_command
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import BOT_COMMAND_PREFIX, CommandMessage
-from shared.app.ports import RegisteredBot
+from shared.app.ports import SERVICE_FAILURE, RegisteredBot
 from shared.events import canonical_json
 from shared.games import errors as rules
 from shared.games.errors import GameError
@@ -50,6 +55,9 @@ from shared.match import fairness
 
 log = logging.getLogger(__name__)
 
+# Deepest nesting of lists and objects a bot's command may have (a command is a flat object of
+# strings, numbers and short lists: any real one is far shallower).
+MAX_COMMAND_DEPTH = 8
 # Seconds a game-over notice waits for the bot (its answer is ignored).
 GAME_OVER_TIMEOUT_S = 2.0
 # Seconds a connected bot's turn is kept past its deadline: an answer that comes later is told
@@ -65,14 +73,14 @@ def answer_command(
     app: App, game_id: str, seat: int, view: Mapping[str, Any], status: int | None, raw: bytes
 ) -> dict[str, Any] | None:
     """The bot's command from its answer, as the engine spells it, or None when the answer
-    is not a 200 ``{"command": {...}}`` holding a legal command for the seat now."""
+    is not a 200 ``{"command": {...}}`` holding a legal command for the seat now. An answer is
+    untrusted input: whatever it holds ends here in a command or None, never an exception
+    (which would end the turn unrecorded, to be sent again and again)."""
     if status != 200:
         return None
-    try:
-        doc = json.loads(raw)
-    except ValueError:
+    command = untrusted_command(raw)
+    if command is None:
         return None
-    command = doc.get("command") if isinstance(doc, dict) else None
     listed = listed_command(view, seat, command)
     if listed is not None:
         return listed
@@ -80,6 +88,36 @@ def answer_command(
         return check_command(app, game_id, seat, view, command)
     except GameError:
         return None
+
+
+def untrusted_command(raw: bytes) -> dict[str, Any] | None:
+    """The ``command`` object of a bot's answer, when the answer is a JSON object holding one
+    that the game's parser could read: None for anything else. Bounded: orjson refuses
+    nesting past 1,024 levels, integers past 64 bits, NaN and invalid UTF-8 (a ValueError,
+    where the standard decoder would raise RecursionError or build a huge integer), and a
+    command nested deeper than ``MAX_COMMAND_DEPTH`` is refused before anything walks it."""
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    command = doc.get("command") if isinstance(doc, dict) else None
+    if not isinstance(command, dict) or _deeper_than(command, MAX_COMMAND_DEPTH):
+        return None
+    return command
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects deeper than ``limit`` (no recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth >= limit:
+                return True
+            stack.extend((x, depth + 1) for x in item)
+    return False
 
 
 def check_command(
@@ -95,9 +133,14 @@ def check_command(
     engine = record.engine
     try:
         parsed = engine.parse_command(command)
-        if record.version != view["version"] or record.state is None:
-            raise GameError(ErrorCode.GAME_STALE_VERSION, "the game moved on from this turn")
-        seed = fairness.play_seed(record.match, secret_seed(app, game_id))
+    except GameError:
+        raise
+    except Exception as exc:  # an untrusted command: whatever breaks its parsing is its fault
+        raise GameError(rules.INVALID_COMMAND, f"not a command: {type(exc).__name__}") from exc
+    if record.version != view["version"] or record.state is None:
+        raise GameError(ErrorCode.GAME_STALE_VERSION, "the game moved on from this turn")
+    seed = fairness.play_seed(record.match, secret_seed(app, game_id))
+    try:
         steps.decide(engine, record.state, seat, parsed, seed, record.version)
     except (ValueError, TypeError, KeyError) as exc:
         raise GameError(rules.INVALID_COMMAND, f"not a command: {exc}") from exc
@@ -172,7 +215,8 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> RemoteM
     if reads.sent if cid == asked else app.ports.bus.was_sent(game_id, cid):
         return RemoteMove(RemoteMoved.SUBMITTED, cid)
     turn = turn_id(game_id, seat, version)
-    body = turn_body(turn=turn, spec=spec, game_id=game_id, seat=seat, view=view)
+    seed = secret_seed(app, game_id)
+    body = turn_body(turn=turn, spec=spec, game_id=game_id, seat=seat, view=view, seed=seed)
     command: dict[str, Any] | None = None
     failure: str | None
     if bot is not None and not bot.retired and bot.transport == CONNECTED:
@@ -185,7 +229,13 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> RemoteM
     else:
         key = bot_key(app.ports.bots.secret(), bot.bot_id)
         headers = {"Content-Type": "application/json", SIGNATURE_HEADER: signature(key, body)}
-        answer = app.ports.webhooks.post(bot.url, body, headers, int(spec["budget_ms"]) / 1000)
+        budget_s = int(spec["budget_ms"]) / 1000
+        answer = app.ports.webhooks.post(bot.url, body, headers, budget_s)
+        if answer.failure == SERVICE_FAILURE:
+            # This process spent the budget, not the bot: once more with a whole budget (the
+            # same turn: a bot that got it already answers it again, by its turn_id).
+            log.warning("turn %s: the service spent its budget; sent again", turn)
+            answer = app.ports.webhooks.post(bot.url, body, headers, budget_s)
         latency = answer.latency_ms
         failure = answer.failure
         if failure is None:
@@ -193,16 +243,14 @@ def play_remote_move(app: App, game_id: str, seat: int, version: int) -> RemoteM
             if command is None:
                 failure = "illegal" if answer.status == 200 else "error"
     if command is None:
-        seed = fairness.play_seed_of_view(view, secret_seed(app, game_id))
-        command = fallback(spec, view, seed, seat, version)
+        command = fallback(spec, view, fairness.play_seed_of_view(view, seed), seat, version)
     command[BOT_TURN] = {
         "turn_id": turn,
         "sent_sha256": hashlib.sha256(body).hexdigest(),
         "latency_ms": int(latency),
         "failure": failure,
     }
-    if bot is not None:
-        app.ports.bots.record(bot.bot_id, int(latency), failure)
+    # Counted into the bot's stats when the game ends (``finalize.count_bot_turns``).
     # No second sent check (``bot_moves.play_bot_move`` makes one): it was this turn's first
     # read, and a wake repeated meanwhile that sends it too is applied once by the store.
     message = CommandMessage(
@@ -354,7 +402,13 @@ def notify_game_over(
         return Told.NOTHING_TO_TELL
     if not app.ports.bus.send_once(game_id, f"over-{seat}", 24 * 3600):
         return Told.TOLD_ALREADY
-    doc = {"type": "game_over", "game_id": game_id, "seat": seat, "outcome": view["outcome"]}
+    doc = {
+        "type": "game_over",
+        "game_id": game_id,
+        "seat": seat,
+        "outcome": view["outcome"],
+        "bot_id": bot.bot_id,  # a server hosting several bots routes it by this
+    }
     body = canonical_json(doc).encode()
     if connected:
         app.ports.turns.publish(bot.bot_id, body)

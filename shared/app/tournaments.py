@@ -18,6 +18,7 @@ from typing import Any
 
 from shared import games
 from shared.app import bots, playout
+from shared.app.bot_registration import BotCaller, not_seatable
 from shared.app.bot_turns import seat_spec
 from shared.app.context import App
 from shared.app.creation import open_game
@@ -46,15 +47,26 @@ QUICK_BOTS = frozenset({"random", "heuristic"})
 MIN_TASKS = 8
 
 
+# Who seats a tournament's registered entrants: the route admits organizer keys alone, so a
+# bot ``seatable_by`` "owner" (its own key) never enters one.
+ORGANIZER = BotCaller(organizer=True)
+
+
 def create_tournament(app: App, body: Mapping[str, Any], *, max_games: int) -> tuple[str, Plan]:
     """Check and store a tournament, and hand its games to the dispatcher. AppError (422)
-    names the fields at fault."""
+    names the fields at fault; 403 ``bot/not_seatable`` a registered entrant whose owner
+    lets only its own key seat it."""
     try:
         plan = parse(body, max_games=max_games, registered=app.ports.bots.get)
     except PlanError as exc:
         # Field errors as lists of messages, the shape of every other 422.
         errors = {field: [message] for field, message in exc.errors.items()}
         raise AppError(ErrorCode.TOURNAMENT_INVALID, exc.detail, errors=errors) from None
+    for i, doc in enumerate(body["entrants"]):
+        bot = app.ports.bots.get(str(doc["bot_id"])) if "bot_id" in doc else None
+        if bot is not None and not ORGANIZER.may_seat(bot):
+            refused = not_seatable(i, bot, f"entrants[{i}].bot_id")
+            raise AppError(ErrorCode.BOT_NOT_SEATABLE, refused.detail, errors=refused.errors)
     tournament_id = "t" + secrets.token_hex(6)
     p = app.ports
     p.tournaments.create(

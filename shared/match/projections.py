@@ -11,7 +11,14 @@ from typing import Any
 
 import orjson
 
-from shared.events import BOT_ITERATIONS, GAME_CREATED, SERVICE_EVENTS, Envelope
+from shared.events import (
+    BOT_ITERATIONS,
+    BOT_TURN,
+    BOT_TURN_PUBLIC,
+    GAME_CREATED,
+    SERVICE_EVENTS,
+    Envelope,
+)
 from shared.games.base import Engine
 from shared.match.aggregate import public_data
 from shared.match.clock import TIME_OUT, clock_doc
@@ -156,6 +163,13 @@ def redact_command(
     secret = (*engine.TRAITS.secret_command_fields.get(str(command.get("type")), ()),
               BOT_ITERATIONS)  # fmt: skip
     shown = {k: v for k, v in command.items() if k not in secret}
+    turn = command.get(BOT_TURN)
+    if isinstance(turn, Mapping):
+        # A registered bot's latency and failure can tell its hand (it thinks longer, or
+        # answers wrong, on some hands): its sender's and the export's alone.
+        shown[BOT_TURN] = {k: turn[k] for k in BOT_TURN_PUBLIC if k in turn}
+        if len(shown[BOT_TURN]) != len(turn):
+            shown["redacted"] = True
     move = command.get("move")
     if command.get("type") == TIME_OUT and isinstance(move, Mapping):
         # The move a timeout bot made for the seat is as secret as the seat's own.

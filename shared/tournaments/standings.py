@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from shared.app.ports import FAILURE_COUNTS, bot_stats_doc
+from shared.app.ports import FAILURE_COUNTS, SERVICE_FAILURE, bot_stats_doc
 
 Z95 = 1.959963984540054
 
@@ -276,8 +276,11 @@ def fold_bot_turns(tally: dict[str, Any], turns: Iterable[tuple[int, Mapping[str
     for entrant, turn in turns:
         row = kept.setdefault(str(entrant), {"counts": {}, "latency": {}})
         counts, latency = row["counts"], row["latency"]
-        counts["decisions"] = counts.get("decisions", 0) + 1
         failure = turn.get("failure")
+        if failure == SERVICE_FAILURE:
+            counts["service_faults"] = counts.get("service_faults", 0) + 1
+            continue
+        counts["decisions"] = counts.get("decisions", 0) + 1
         if failure is not None:
             name = FAILURE_COUNTS.get(str(failure), "errors")
             counts[name] = counts.get(name, 0) + 1

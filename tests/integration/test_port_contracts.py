@@ -410,14 +410,14 @@ def test_bot_registry_keeps_lists_retires_and_counts_bots(ports: Ports) -> None:
     assert registry.retire("b1") and registry.get("b1") == replace(bot("b1"), retired=True)
     assert registry.stats("b2") == {
         "decisions": 0, "latency_ms": {"p50": None, "p95": None, "max": None},
-        "timeouts": 0, "illegal": 0, "errors": 0, "fallbacks": 0,
+        "timeouts": 0, "illegal": 0, "errors": 0, "fallbacks": 0, "service_faults": 0,
     }  # fmt: skip
     for ms, failure in [(10, None), (30, "timeout"), (20, None), (40, "illegal"), (5, "error"),
-                        (7, "unreachable")]:  # fmt: skip
+                        (7, "unreachable"), (900, "service")]:  # fmt: skip
         registry.record("b2", ms, failure)
     assert registry.stats("b2") == {
         "decisions": 6, "latency_ms": {"p50": 10, "p95": 40, "max": 40},
-        "timeouts": 1, "illegal": 1, "errors": 2, "fallbacks": 4,
+        "timeouts": 1, "illegal": 1, "errors": 2, "fallbacks": 4, "service_faults": 1,
     }  # fmt: skip
 
 

@@ -24,7 +24,7 @@ import redis
 from services.celery_client import CeleryDispatcher
 from services.gateway.app import create_app
 from shared.adapters.webhook import HttpWebhooks
-from shared.app import queries
+from shared.app import finalize, queries
 from shared.app.context import App
 from shared.bootstrap import bootstrap
 from shared.config import Settings
@@ -320,6 +320,8 @@ def test_on_a_gevent_pool_a_bot_that_hangs_stalls_no_game(
             for gid in games:
                 assert proc.poll() is None, log.read_text()
                 wait_over(worker_app, gid, 120)
+                # The scoring task's work (no Celery worker here): it counts the bots' turns.
+                finalize.finalize_game(worker_app, gid)
             for gid in games:
                 audited = gateway.get(f"/v1/games/{gid}/audit", headers=bearer(AUDITOR))
                 assert audited.get_json()["status"] == "passed", audited.get_json()

@@ -138,10 +138,12 @@ def test_each_turn_is_signed_with_the_key_and_holds_exactly_the_seats_view() -> 
         assert (doc["bot_id"], doc["budget_ms"]) == (bot["id"], 500)
         assert body == remote.turn_body(
             turn=doc["turn_id"], spec=bot_turns.seat_spec(app.ports.bots.get(bot["id"])),  # type: ignore[arg-type]
-            game_id=gid, seat=0, view=own,
+            game_id=gid, seat=0, view=own, seed=commands.secret_seed(app, gid),
         )  # fmt: skip
+        assert doc["nonce"] == bot_turns.turn_nonce(commands.secret_seed(app, gid), doc["turn_id"])
     over = json.loads(hooks.sent[-1][1])
     assert over["type"] == "game_over" and over["seat"] == 0 and over["game_id"] == gid
+    assert over["bot_id"] == bot["id"]
     moves = registered_moves(log_of(app, gid))
     assert len(moves) == len(turns)
     sent = {hashlib.sha256(b).hexdigest() for _, b, _, _ in turns}
