@@ -47,7 +47,9 @@ class SeatSchema(StrictSchema):
     # then see a number the client did not send).
     budget_ms = ma.fields.Integer(
         strict=True,
-        metadata={"description": "ismcts only: thinking time per move (10-10000 ms)"},
+        metadata={
+            "description": "ismcts only: search time per move (10-10000 ms), counted from the first iteration once the search is set up"
+        },
     )
     iterations = ma.fields.Integer(
         strict=True,

@@ -78,7 +78,7 @@ DEAD_LETTERS = Counter(
 )
 BOT_MOVES = Counter(
     "tabletop_bot_moves",
-    "Bot wakes handled by Celery, by outcome (submitted, stale, idle, missing)",
+    "Bot wakes handled by Celery, by outcome (submitted, stale, idle, busy: another wake of the seat is searching, missing)",
     ["outcome"],
 )
 BOT_LATENCY = Histogram(

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shared.app import bots
+from shared.app import bots, searches
 from shared.app.commands import secret_seed, submit_command
 from shared.app.context import App
 from shared.app.messages import BOT_COMMAND_PREFIX, CommandMessage
@@ -27,6 +27,7 @@ class Moved(enum.Enum):
     SUBMITTED = "submitted"  # its command is on the stream (now, or by a wake before)
     STALE = "stale"  # the seat is not to act at that version any more
     IDLE = "idle"  # its bot found nothing to do
+    BUSY = "busy"  # another wake of the seat is searching its move (its command comes from it)
     MISSING = "missing"  # no such game
 
 
@@ -50,7 +51,9 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> BotMove:
     command and the store applies it at most once. On a turn of its own, a task for an old
     version does nothing (a newer task was queued with the newer version). When several seats
     act at once the service does not re-ask a waiting bot at each other seat's move, so a task
-    that finds the game moved on still acts, on the view it reads now.
+    that finds the game moved on still acts, on the view it reads now. A searching bot's seat
+    is searched by one wake at a time (``searches.claim_search``): a wake that finds another
+    one searching leaves the move to it (``BUSY``).
     """
     raw = app.ports.read_models.read(game_id, seat)
     if raw is None:
@@ -68,11 +71,23 @@ def play_bot_move(app: App, game_id: str, seat: int, version: int) -> BotMove:
     if app.ports.bus.was_sent(game_id, cid):
         return BotMove.sent(cid)
     spec = bots.bot_spec(view, seat)
-    # The bot's randomness comes from the game's secret seed: a source anyone could recompute
-    # (game id, seat, version are all public) would let them test every hand the bot might
-    # hold against what it did.
-    seed = fairness.play_seed_of_view(view, secret_seed(app, game_id))
-    decision = bots.decide(spec, view, bot_random(seed, seat, version))
+    kind = bots.BOTS.get(str(spec["bot"]))
+    # One search of the seat's move at a time: in a simultaneous phase the seat is woken again
+    # when the others are done, and that wake would search the same decision beside this one.
+    # The slot is given back before the command goes out, so that a wake after its refusal
+    # searches again.
+    slow = kind is not None and kind.slow
+    if slow and not searches.claim_search(app, game_id, seat, cid, spec):
+        return BotMove(Moved.BUSY)
+    try:
+        # The bot's randomness comes from the game's secret seed: a source anyone could
+        # recompute (game id, seat, version are all public) would let them test every hand
+        # the bot might hold against what it did.
+        seed = fairness.play_seed_of_view(view, secret_seed(app, game_id))
+        decision = bots.decide(spec, view, bot_random(seed, seat, version))
+    finally:
+        if slow:
+            searches.release_search(app, game_id, seat, cid)
     if decision.command is None:
         return BotMove(Moved.IDLE)
     command = dict(decision.command)

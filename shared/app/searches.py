@@ -41,7 +41,16 @@ from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.config import SearchCaps
 
-__all__ = ["SearchCaps", "RetryLater", "check_caps", "client_owner", "dispatch_move", "moved"]
+__all__ = [
+    "SearchCaps",
+    "RetryLater",
+    "check_caps",
+    "claim_search",
+    "client_owner",
+    "dispatch_move",
+    "moved",
+    "release_search",
+]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +106,34 @@ def moved(app: App, game_id: str, seat: int, version: int) -> None:
     """A searching bot's task for ``(seat, version)`` ended (moved, found nothing to do, or
     failed): its ticket stops counting."""
     app.ports.searches.leave(_game_owner(app, game_id), _move_ticket(game_id, seat, version))
+
+
+# A seat's move is searched by one wake at a time. In a simultaneous phase (prices set at once) a
+# searching bot asked at the phase's start is asked again once the others are done
+# (``projecting.hand_off`` wakes a seat left alone to act); the two wakes read views of
+# different versions (two command ids) and searched the same decision at once, on both search
+# workers, each on a share of the CPU, the later command refused (issue 38). The slot outlives
+# its search by this much past the budget (the set-up, a busy machine); a wake whose worker
+# died holds it that long.
+SEARCH_SLOT_MARGIN_S = 10.0
+
+
+def claim_search(
+    app: App, game_id: str, seat: int, command_id: str, spec: Mapping[str, Any]
+) -> bool:
+    """Take the seat's search slot for the wake that would send ``command_id`` (True), or
+    find another wake of the seat searching (False: its command comes from that one)."""
+    ttl = _budget_s(spec) + SEARCH_SLOT_MARGIN_S
+    return not app.ports.searches.hold(_search_slot(game_id, seat), command_id, ttl)
+
+
+def release_search(app: App, game_id: str, seat: int, command_id: str) -> None:
+    """The wake of ``command_id`` is done searching: the seat's slot is free."""
+    app.ports.searches.release(_search_slot(game_id, seat), command_id)
+
+
+def _search_slot(game_id: str, seat: int) -> str:
+    return f"move:{game_id}:{seat}"
 
 
 def _game_owner(app: App, game_id: str) -> str:

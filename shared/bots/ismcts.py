@@ -50,12 +50,25 @@ draw as an engine command on the kernel, without building a view), ``root_comman
 for the default ones: a game may narrow them to its heuristic's choice and its alternatives;
 one candidate is played without a search), ``FLAT_SEARCH`` (true: every iteration plays out
 right below the root's move, for a rollout that models the other seats instead of a tree over
-their moves) and ``root_search(engine, view, rand, iterations, deadline, rollout)`` (the whole
-root search of a decision, run by the game: ``(command, iterations, children)`` as
-``SearchResult`` holds them, or None, drawing nothing from ``rand``, for the search here;
-``deadline`` is a ``time.perf_counter`` time when a budget is given, else None and
-``iterations`` counts play-outs). Each must keep the distribution (or, for candidates, the legality) of what it
-replaces; the game's search tests prove it.
+their moves), ``prepare(view, seat)`` (a timed search's set-up, before its clock starts:
+memoise what every iteration of the view's position reads, drawing nothing, so that the budget
+buys iterations at their steady rate in a process whose memos are cold) and
+``root_search(engine, view, rand, iterations, budget_s, rollout)`` (the whole root search of a
+decision, run by the game: ``(command, iterations, children)`` as ``SearchResult`` holds them,
+or None, drawing nothing from ``rand``, for the search here; ``budget_s`` is the seconds its
+play-outs may take when a budget is given, its clock started at its first play-out, else None
+and ``iterations`` counts play-outs). Each must keep the distribution (or, for candidates, the
+legality) of what it replaces; the game's search tests prove it.
+
+A time budget (``budget_ms``) is the time of the iterations: its clock starts at the first
+one, once the search is set up (the game's package loaded, the root's candidates made, the
+deals' template dealt, the hooks' ``prepare`` run), and the search takes that set-up on top.
+Issue 38: a live bot's search runs in a search worker's process, which loads a game's package
+on its first search (90-190 ms for a large game) and plays none of the other seats' moves, so
+the heuristic's valuations the set-up and the first play-outs read (memoised per process) are
+cold there (in ``tabletop simulate`` the heuristic seats had computed many of them): with the
+clock started before the set-up, a 100 ms price search ran 1 iteration live (its answer a
+random candidate), and from tens to hundreds in process.
 
 Randomness and determinism: the caller's ``rng`` (HMAC-based, slow) gives one 64-bit seed to a
 ``random.Random``, which alone drives the search, the determinizations and the engines' draws
@@ -158,7 +171,8 @@ def choose(
 ) -> dict[str, Any] | None:
     """The command (client JSON) ISMCTS picks for the seat of ``view``, or None when that seat
     is not to act or the game is over. Searches ``iterations`` iterations, or for
-    ``budget_ms`` milliseconds of wall time (give one; neither means ``DEFAULT_ITERATIONS``).
+    ``budget_ms`` milliseconds of wall time once set up (give one; neither means
+    ``DEFAULT_ITERATIONS``).
     ``rollout`` replaces the random play-out (see ``Rollout``)."""
     return search(view, rng, iterations=iterations, budget_ms=budget_ms, rollout=rollout).command
 
@@ -171,7 +185,9 @@ def search(
     budget_ms: float | None = None,
     rollout: Rollout | None = None,
 ) -> SearchResult:
-    """``choose`` with its statistics."""
+    """``choose`` with its statistics. A ``budget_ms`` is counted from the first iteration,
+    after the search's set-up (see the module's docstring); ``seconds`` is the whole search's,
+    set-up included."""
     started = time.perf_counter()
     if iterations is not None and budget_ms is not None:
         raise ValueError("give iterations or budget_ms, not both")
@@ -185,8 +201,9 @@ def search(
     fast = random.Random(rng.getrandbits(64))
     own_search = getattr(_hooks(engine), "root_search", None)
     if own_search is not None:
-        deadline = None if budget_ms is None else started + budget_ms / 1000.0
-        found = own_search(engine, view, fast, iterations, deadline, rollout)
+        # The game's own search starts the budget's clock at its first play-out.
+        budget_s = None if budget_ms is None else budget_ms / 1000.0
+        found = own_search(engine, view, fast, iterations, budget_s, rollout)
         if found is not None:
             command, done, children = found
             return SearchResult(
@@ -201,11 +218,15 @@ def search(
     if len(options) == 1:  # a forced move needs no search
         return SearchResult(command=dict(options[0][2]), seconds=time.perf_counter() - started)
     tree = _Search(engine, view, seat, fast, rollout)
+    prepare = getattr(_hooks(engine), "prepare", None)
+    if prepare is not None and budget_ms is not None:
+        prepare(view, seat)  # before the clock: what every iteration reads, memoised once
     root = _Node(None, seat)
     done = failed = 0
     if budget_ms is not None:
-        deadline = started + budget_ms / 1000.0
         clock = time.perf_counter
+        # The budget is the iterations' time: set up (candidates, deals), the clock starts.
+        deadline = clock() + budget_ms / 1000.0
         # At least one iteration, so that even a tiny budget answers from a search.
         while done == 0 or clock() < deadline:
             failed += not tree.iterate(root, options)

@@ -320,7 +320,7 @@ def root_search(
     view: Mapping[str, Any],
     rand: random.Random,
     iterations: int | None,
-    deadline: float | None,
+    budget_s: float | None,
     rollout: Any = None,
 ) -> tuple[dict[str, Any], int, Children] | None:
     """``ismcts``'s ``root_search`` hook for a placing or bidding decision (None elsewhere,
@@ -337,7 +337,9 @@ def root_search(
       worlds; the best mean wins, ties to the heuristic's.
 
     ``iterations`` counts play-outs, and a time budget's count, given as ``iterations``,
-    plays the same (``_rounds``). Answers without a search count none."""
+    plays the same (``_rounds``); ``budget_s``, seconds of play-outs, is counted from the
+    first deal, past this set-up (``ismcts``'s time budget). Answers without a search count
+    none."""
     phase = view.get("phase")
     seat = view.get("seat")
     if phase not in (PLACING, BIDDING) or not isinstance(seat, int):
@@ -361,7 +363,7 @@ def root_search(
         return spectator_deal(view, seat, rng)
 
     part = _Part(deal, draws, public, _dealt_command)
-    done = _rounds(engine, part, seat, iterations, deadline, rollout or modelled_rollout)
+    done = _rounds(engine, part, seat, iterations, budget_s, rollout or modelled_rollout)
     ranked = part.ranked()
     children = [(_listed(legal, a, own), part.visits, m) for a, m in ranked]
     return _listed(legal, ranked[0][0], own), done, children
@@ -423,15 +425,16 @@ def _rounds(
     part: _Part,
     seat: int,
     iterations: int | None,
-    deadline: float | None,
+    budget_s: float | None,
     play_out: Any,
 ) -> int:
     """Rounds (one deal, every candidate played out on it from one seed) until ``iterations``
-    play-outs or ``deadline``; the play-outs made. Both are checked after each play-out
-    (after the first round), so a round may stop part-way: its rewards are then left out
-    (every mean is over the same deals), and a count of play-outs stops where a deadline
-    stopped."""
+    play-outs or ``budget_s`` seconds from the first deal; the play-outs made. Both are checked
+    after each play-out (after the first round), so a round may stop part-way: its rewards are
+    then left out (every mean is over the same deals), and a count of play-outs stops where a
+    deadline stopped."""
     clock = time.perf_counter
+    deadline = None if budget_s is None else clock() + budget_s
     rand = part.draws._random
     candidates = part.candidates
     last = len(candidates)

@@ -1,9 +1,9 @@
 """What ISMCTS searches for Isle of Skye (the package's ``SEARCH``): its hooks, on the kernel.
 
 ``shared.bots.ismcts`` reads these hooks (see its docstring): ``playout_rollout``,
-``determinizer``, ``sample_command``, ``root_commands`` and ``FLAT_SEARCH``. Every rule they
-play comes from the kernel (``kernel.Table``: ``copy``, ``apply`` with its own mutators,
-``legal_commands``, ``outcome``); nothing here restates one.
+``determinizer``, ``sample_command``, ``root_commands``, ``prepare`` and ``FLAT_SEARCH``. Every
+rule they play comes from the kernel (``kernel.Table``: ``copy``, ``apply`` with its own
+mutators, ``legal_commands``, ``outcome``); nothing here restates one.
 
 Search against heuristic-like opponents: only the prices are searched, the decision where
 looking ahead pays (the heuristic places and buys). The other seats are modelled as the
@@ -670,6 +670,39 @@ class _ZeroRng:
 
 
 _ZERO: Any = _ZeroRng()  # as the engines' ``Rng``: only ``below`` is asked
+
+
+def prepare(view: Mapping[str, Any], seat: int) -> None:
+    """``ismcts``'s ``prepare`` hook, in a timed search's set-up before its budget's clock
+    starts: the valuations every modelled play-out of a price decision reads, memoised here
+    once (each a pure function of the position; nothing is drawn, so the search finds what it
+    would find without them). The territories do not change before the building, so a
+    market's play-outs all read the ``Model`` of the position with each seat's gain for the
+    tiles the other seats drew (``modelled_buy``), the model's prices of the seats still to
+    price (``modelled_prices``), and each territory's ``territory_value`` and ``pending_gain``
+    of every drawn tile (``evaluate``). Without it the first play-outs computed them inside
+    the budget: 10-70 ms of CPU in a search worker, whose process plays none of the heuristic
+    seats' moves (issue 38). Outside the price phase (the heuristic's choice alone, no
+    search) nothing."""
+    if view.get("phase") != "prices" or view.get("outcome") is not None:
+        return
+    table = Table.thaw(_interned(skye_engine.determinize(view, seat, _ZERO)))
+    territories = _territories(table)
+    players = table.players
+    for i, p in enumerate(players):
+        if i != seat and not p.prices_set:
+            modelled_prices(table, i, territories)
+    model = model_of(table, territories)
+    outlook = Outlook(table)
+    weights, incomes_left = outlook.weights, outlook.incomes_left
+    tiles = [str(t) for p in players for t in p.drawn]
+    for i, p in enumerate(players):
+        # A buyer weighs the other seats' tiles; any drawn tile may end up its to place.
+        for tile in tiles:
+            if tile not in p.drawn:
+                model.gain(i, tile)
+            pending_gain(p.territory, tile, weights, incomes_left, True)
+        territory_value(p.territory, weights, incomes_left)
 
 
 # --- the root's candidates -------------------------------------------------------------------------
