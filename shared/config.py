@@ -88,6 +88,28 @@ def bot_secret_path(env: Mapping[str, str]) -> str:
     return os.path.abspath(explicit or os.path.join(data, BOT_SECRET_FILE))
 
 
+# Redis's memory against its maxmemory at which ``/readyz`` reports the service degraded (still
+# ready), and not ready (503): past maxmemory Redis refuses writes (noeviction).
+DEFAULT_REDIS_MEMORY_WARN = 0.80
+DEFAULT_REDIS_MEMORY_CRITICAL = 0.95
+
+
+def _fraction(env: Mapping[str, str], name: str, default: float) -> float:
+    """A share of maxmemory: ``0.8``, ``80`` or ``80%``."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw.removesuffix("%"))
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r}: give a share of maxmemory (0.8, 80 or 80%)") from None
+    if raw.endswith("%") or value > 1:
+        value /= 100
+    if not 0 < value <= 1:
+        raise SettingsError(f"{name}={raw!r}: a share of maxmemory is above 0 and at most 100%")
+    return value
+
+
 # Command streams per game type in a deployment: as many workers per type as this can each
 # own a shard (leases); more stand by. The same value in every process.
 DEFAULT_SHARDS = 4
@@ -124,6 +146,10 @@ class Settings:
     # run`` starts: the data directory of the environment, read when they are made.
     bot_secret_file: str = field(default_factory=lambda: bot_secret_path(os.environ))
     bot_webhook_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+    # /readyz: Redis's used memory over its maxmemory past which the service is degraded (still
+    # ready), and past which it is not ready (Redis refusing writes is never ready).
+    redis_memory_warn: float = DEFAULT_REDIS_MEMORY_WARN
+    redis_memory_critical: float = DEFAULT_REDIS_MEMORY_CRITICAL
 
     @property
     def celery_broker_url(self) -> str:
@@ -150,15 +176,24 @@ class Settings:
         ``TABLETOP_ANON_SEARCH_SEATS`` (``SearchCaps``), ``TABLETOP_BOT_SECRET`` (else the
         file ``TABLETOP_BOT_SECRET_FILE``, else ``<TABLETOP_DATA_DIR or ./run>/bot-secret``:
         ``bot_secret_path``) and ``TABLETOP_BOT_WEBHOOK_HOSTS`` (registered bots),
-        ``TABLETOP_RATE_BOTS``.
+        ``TABLETOP_RATE_BOTS``, ``TABLETOP_REDIS_MEMORY_WARN`` and
+        ``TABLETOP_REDIS_MEMORY_CRITICAL`` (``/readyz``'s memory thresholds: 0.8, 80 or 80%).
         Raises ``SettingsError`` on a cluster without a broker URL: every process would
-        otherwise start and fail at its first bot turn."""
+        otherwise start and fail at its first bot turn; and on memory thresholds that are no
+        share of maxmemory, or a warning past the critical one."""
         env = os.environ if env is None else env
         cluster = env.get("TABLETOP_REDIS_CLUSTER", "0").strip().lower() in TRUE
         broker = env.get("TABLETOP_BROKER_URL", "").strip() or None
         dispatch = env.get("TABLETOP_BOT_DISPATCH", "celery")
         if cluster and broker is None and dispatch != "none":
             raise SettingsError(MISSING_BROKER)
+        warn = _fraction(env, "TABLETOP_REDIS_MEMORY_WARN", DEFAULT_REDIS_MEMORY_WARN)
+        critical = _fraction(env, "TABLETOP_REDIS_MEMORY_CRITICAL", DEFAULT_REDIS_MEMORY_CRITICAL)
+        if warn > critical:
+            raise SettingsError(
+                f"TABLETOP_REDIS_MEMORY_WARN ({warn:.0%}) is past "
+                f"TABLETOP_REDIS_MEMORY_CRITICAL ({critical:.0%}): warn first"
+            )
         return cls(
             redis_url=env.get("REDIS_URL", DEFAULT_REDIS_URL),
             organizer_keys=_keys(env.get("TABLETOP_ORGANIZER_KEYS")),
@@ -180,6 +215,8 @@ class Settings:
                 for h in env.get("TABLETOP_BOT_WEBHOOK_HOSTS", "127.0.0.1,localhost,::1").split(",")
                 if h.strip()
             ),
+            redis_memory_warn=warn,
+            redis_memory_critical=critical,
         )
 
 

@@ -12,6 +12,11 @@ A turn taken from the list is not acknowledged: one lost with its process (kille
 bot was asked) is sent again by the bot-stall sweep (``clocks.fire_due_deadlines``,
 ``BOT_STALL_S`` later), which wakes every game whose bot has not moved; a turn sent twice is
 played once (the command id is the seat and version).
+
+A full Redis (issue 36) refuses the turn's writes: that turn is dropped like a lost one (the
+sweep sends it again), without a traceback; the process says so in one line (``FULL``,
+``tabletop_store_full_total{process="remote-bots"}``) and takes no turn until Redis's figures
+show room, looking again after a back-off that grows to ``FULL_BACKOFF_MAX_S``.
 """
 
 from gevent import monkey
@@ -43,6 +48,7 @@ from services.bots import tasks  # noqa: E402
 from services.celery_client import REMOTE_TURNS  # noqa: E402
 from shared import logs  # noqa: E402
 from shared.adapters import metrics  # noqa: E402
+from shared.adapters.redis_health import FullStore, store_full  # noqa: E402
 from shared.config import Settings  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -51,6 +57,14 @@ CONCURRENCY = 200  # turns waited on at once (greenlets)
 POLL_S = 1.0  # an idle BRPOP's wait: how soon a stop is noticed
 # A turn's hard limit, as the Celery task had: a webhook's budget_ms is at most 10 s.
 TURN_LIMIT_S = 60.0
+FULL_BACKOFF_MAX_S = 10.0  # a full Redis is looked at again at least this often
+
+# This process's view of a full Redis (its figures from the game store's client: ``main``).
+FULL = FullStore(
+    "remote-bots",
+    "the registered bots' worker (taking no turn until Redis has room)",
+    most=FULL_BACKOFF_MAX_S,
+)
 
 Play = Callable[[str, int, int], Any]
 
@@ -65,6 +79,13 @@ def serve(
     at once, until ``stop`` is set; then wait for those in hand (at most ``TURN_LIMIT_S``)."""
     pool = gevent.pool.Pool(concurrency)
     while not stop.is_set():
+        if FULL.full:  # a turn's writes were refused: none taken until there is room
+            if stop.wait(FULL.delay):
+                break
+            if not FULL.room():
+                FULL.wait_longer()
+                continue
+            FULL.accepted()
         free = pool.free_count()
         if free == 0:
             pool.wait_available(timeout=POLL_S)
@@ -98,8 +119,11 @@ def _turn(play: Play, raw: bytes) -> None:
         state = "succeeded"
     except gevent.Timeout:
         log.error("registered bot's turn %s past its %s s limit", raw, TURN_LIMIT_S)
-    except Exception:
-        log.exception("registered bot's turn %s failed", raw)
+    except Exception as exc:
+        if store_full(exc):  # one line for them all; the sweep sends the turn again
+            FULL.refused(exc)
+        else:
+            log.exception("registered bot's turn %s failed", raw)
     finally:
         metrics.CELERY_TASKS.labels(TASK, state).inc()
         metrics.CELERY_LATENCY.labels(TASK).observe(time.perf_counter() - started)
@@ -113,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     logs.configure("remote-bots")
     settings = Settings.from_env()
     client = redis.Redis.from_url(settings.celery_broker_url)
+    FULL.client = tasks._application().ports.client  # the game store's figures
     stop = gevent.event.Event()
     gevent.signal_handler(signal.SIGTERM, stop.set)
     gevent.signal_handler(signal.SIGINT, stop.set)

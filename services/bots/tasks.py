@@ -3,6 +3,16 @@
 
 The tasks are registered on an app by ``register(app)``; the application they run is built by
 ``bootstrap`` in each worker process on first use, never at import time.
+
+A full Redis (issue 36: past maxmemory it refuses every write): a task whose writes are refused
+is not a failure, so it logs no traceback. Each process says it in one line (``FullStore``,
+``tabletop_store_full_total{process="celery"}``) and the task runs again after a growing
+back-off (every task is idempotent: what its refused try wrote is found and kept), for as long as
+its time limit leaves (``STORE_FULL_WAIT_S``). Past that, a tournament's launch or batch and a
+game's scoring are given back to the broker (``Reject``: queued again, or on a broker that is
+full itself kept as taken, given back once it has room), so a tournament pauses and goes on once
+memory is freed instead of losing a batch; a bot's move and a hint are dropped quietly (the
+stalled game's sweep wakes the bot again; the hint's asker has stopped waiting).
 """
 
 from __future__ import annotations
@@ -10,13 +20,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from functools import cache
-from typing import Any
+from functools import cache, partial
+from typing import Any, TypeVar
 
 from celery import Celery
+from celery.exceptions import Reject
 
 from shared import logs
 from shared.adapters import metrics
+from shared.adapters.redis_health import FullStore, store_full
 from shared.app import bot_moves, remote, searches, tournaments
 from shared.app.context import App
 from shared.app.finalize import finalize_game
@@ -37,6 +49,83 @@ TIME_LIMITS = {
 }
 
 
+# Of a task's time limit, what a full Redis may hold it (waiting between tries): the rest is
+# left for its last try to run, and for the kill not to come first (a task killed at its limit
+# is acknowledged, so a tournament's batch would be lost).
+STORE_FULL_WAIT_S = {
+    "bots.move": 60.0,
+    "bots.hint": 20.0,
+    "scoring.finalize": 40.0,
+    "tournaments.launch": 40.0,
+    "tournaments.play": 780.0,
+}
+# Tasks given back to the broker when Redis stays full past their wait (the others dropped).
+KEPT_WHEN_FULL = frozenset({"scoring.finalize", "tournaments.launch", "tournaments.play"})
+
+T = TypeVar("T")
+
+
+@cache
+def _full_store() -> FullStore:
+    """This process's view of a full Redis (built on first use: in the pool process)."""
+    return FullStore("celery", "this Celery worker's tasks", _application().ports.client)
+
+
+class StillFull(Exception):
+    """Redis stayed full past what a task's time limit allows it to wait."""
+
+
+class Patience:
+    """A task's tries while Redis is full: ``run(fn)`` runs ``fn`` again after each refusal,
+    with ``FullStore``'s back-off, until it goes through or the task's ``STORE_FULL_WAIT_S``
+    is spent (``StillFull``); one ``Patience`` spans the task (a launch's many sends)."""
+
+    def __init__(self, task: str, full: FullStore | None = None) -> None:
+        self.task = task
+        self.full = full
+        self.started = time.monotonic()
+        self.deadline = self.started + STORE_FULL_WAIT_S[task]
+
+    def run(self, fn: Callable[[], T]) -> T:
+        """``fn()``, tried again while Redis refuses its writes; raises ``StillFull``."""
+        while True:
+            began = time.monotonic()
+            try:
+                result = fn()
+            except Exception as exc:
+                if not store_full(exc):
+                    raise
+                full = self.full or _full_store()
+                delay = full.refused(exc)
+                # The next try must end within the wait: one as long as this one after the
+                # back-off.
+                if time.monotonic() + delay + (time.monotonic() - began) > self.deadline:
+                    raise StillFull(self.task) from exc
+                time.sleep(delay)
+                continue
+            full = self.full or _full_store()
+            if full.full and full.room():  # not every task writes: the figures tell
+                full.accepted()
+            return result
+
+
+def _when_full(task: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as the task ``task``: run with ``Patience``; still refused past its wait, given
+    back to the broker (``KEPT_WHEN_FULL``) or dropped with the word ``store full``."""
+
+    def run(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except StillFull:
+            if task in KEPT_WHEN_FULL:
+                raise Reject("redis is full: given back to the broker", requeue=True) from None
+            return "store full"
+
+    run.__name__ = run.__qualname__ = getattr(fn, "__name__", task)
+    run.__doc__ = fn.__doc__
+    return run
+
+
 @cache
 def _application() -> App:
     # A real dispatcher: a task may start work of its own (a tournament's live games are
@@ -53,12 +142,15 @@ def move(game_id: str, seat: int, version: int, search: bool = False) -> str:
     searching bot's move) then stops counting in its owner's share of the search workers,
     whatever came of it."""
     started = time.perf_counter()
+    patience = Patience("bots.move")
     with logs.context(game_id=game_id, seat=seat, version=version):
         try:
-            result = bot_moves.play_bot_move(_application(), game_id, seat, version)
+            result = patience.run(
+                lambda: bot_moves.play_bot_move(_application(), game_id, seat, version)
+            )
         finally:
             if search:
-                searches.moved(_application(), game_id, seat, version)
+                patience.run(lambda: searches.moved(_application(), game_id, seat, version))
         outcome = bot_outcome(result)
         took = time.perf_counter() - started
         metrics.BOT_MOVES.labels(outcome).inc()
@@ -89,13 +181,15 @@ def hint(request: dict[str, Any]) -> str:
     """Search a hint and hand the answer to the gateway waiting for it (``answered``), unless
     its deadline passed (``late``)."""
     with logs.context(game_id=request.get("game_id"), seat=request.get("seat")):
-        return searches.answer_hint(_application(), request).value
+        return Patience("bots.hint").run(
+            lambda: searches.answer_hint(_application(), request).value
+        )
 
 
 def finalize(game_id: str) -> str:
     """Record a finished game's result once: ``ok``, or ``not over`` (Celery keeps the
     word)."""
-    return finalize_game(_application(), game_id).value
+    return Patience("scoring.finalize").run(lambda: finalize_game(_application(), game_id).value)
 
 
 def launch(tournament_id: str, send: Callable[..., Any]) -> int:
@@ -108,14 +202,20 @@ def launch(tournament_id: str, send: Callable[..., Any]) -> int:
     if entry is None:
         return 0
     batches = tournaments.chunks(entry.plan)
+    patience = Patience("tournaments.launch")  # each batch sent once, on a full broker too
     for batch in batches:
-        send("tournaments.play", args=[tournament_id, batch], queue=TOURNAMENT_QUEUE)
+        patience.run(
+            partial(send, "tournaments.play", args=[tournament_id, batch], queue=TOURNAMENT_QUEUE)
+        )
     return len(batches)
 
 
 def play(tournament_id: str, indexes: list[int]) -> int:
-    """Play, store and fold a batch of a tournament's games."""
-    return tournaments.play_games(_application(), tournament_id, indexes)
+    """Play, store and fold a batch of a tournament's games; on a full Redis, the batch waits
+    and is tried again (``Patience``: the games it stored are read back, none folds twice)."""
+    return Patience("tournaments.play").run(
+        lambda: tournaments.play_games(_application(), tournament_id, indexes)
+    )
 
 
 def register(app: Celery) -> None:
@@ -131,4 +231,6 @@ def register(app: Celery) -> None:
         ("tournaments.launch", launch_task),
         ("tournaments.play", play),
     ):
-        app.task(name=name, acks_late=True, ignore_result=True, time_limit=TIME_LIMITS[name])(fn)
+        app.task(name=name, acks_late=True, ignore_result=True, time_limit=TIME_LIMITS[name])(
+            _when_full(name, fn)
+        )

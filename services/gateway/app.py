@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http
 import logging
+import time
 from typing import Any
 
 from flask import Flask
@@ -23,10 +24,12 @@ from services.gateway import (
     tournament_routes,
     web_routes,
 )
-from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception
+from services.gateway.problems import PROBLEM_TYPE, Problem, from_http_exception, store_full
 from shared import games
+from shared.adapters import metrics, redis_health
 from shared.adapters.redis import REDIS_ERRORS
 from shared.adapters.redis import Client as RedisClient
+from shared.app import tournament_views
 from shared.app.context import App
 from shared.app.ports import BotDispatcher
 from shared.bootstrap import DispatcherFactory, bootstrap
@@ -119,6 +122,11 @@ def create_app(
     app.register_error_handler(Problem, lambda p: p.response())
     for error in REDIS_ERRORS:  # a cluster's own errors too (no reachable node...)
         app.register_error_handler(error, _redis_down)
+    # A full Redis's refusal wrapped by another library (kombu's OperationalError when a task
+    # cannot be queued on a broker that is full): a 503 too, never a 500.
+    app.register_error_handler(Exception, _wrapped_store_full)
+    # A running tournament's document says when its games wait for a full Redis.
+    tournament_views.install_store_check(_store_refusal)
     return app
 
 
@@ -159,6 +167,8 @@ def _document_errors(api: Api) -> None:
 
 
 def _redis_down(error: Exception) -> Any:
+    if redis_health.store_full(error):
+        return _store_full(error)
     # The request's game id and path are bound to this line (services/gateway/observe.py).
     log.error("redis error: %s", error)
     return Problem(
@@ -167,3 +177,39 @@ def _redis_down(error: Exception) -> Any:
         "the game store is unavailable; retry later",
         title="Service Unavailable",
     ).response({"Retry-After": "1"})
+
+
+# A full Redis refuses every request that writes: one line a minute says so, the metric counts
+# each (``tabletop_store_full_total{process="gateway"}``), /readyz has the figures.
+STORE_FULL_LOG_EVERY_S = 60.0
+_store_full_said = [-STORE_FULL_LOG_EVERY_S]
+
+
+def _store_full(error: BaseException) -> Any:
+    """503 ``service/store_full`` with ``Retry-After``: Redis refused a write for want of
+    memory (maxmemory, policy noeviction). No traceback, and at most a line a minute."""
+    metrics.STORE_FULL.labels("gateway").inc()
+    now = time.monotonic()
+    if now - _store_full_said[0] < STORE_FULL_LOG_EVERY_S:
+        return store_full().response()
+    _store_full_said[0] = now
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    log.warning(
+        "redis is full and refuses writes: requests that write are answered 503 "
+        "service/store_full (GET /readyz has its memory; said at most once a minute); %s",
+        first,
+    )
+    return store_full().response()
+
+
+def _wrapped_store_full(error: Exception) -> Any:
+    """A full Redis's refusal raised from inside another library's error; any other error is
+    raised again, to be answered as it would have been (a 500, logged with its traceback)."""
+    if redis_health.store_full(error):
+        return _store_full(error)
+    raise error
+
+
+def _store_refusal(application: App) -> str | None:
+    """Why the application's Redis refuses writes now (its memory figures), or None."""
+    return redis_health.write_refusal(application.ports.client)

@@ -191,6 +191,7 @@ TOURNAMENT_EXAMPLE: dict[str, Any] = {
     "entrants": _ENTRANTS,
     "created_at": "2026-01-01T00:00:00.000Z", "finished_at": "2026-01-01T00:00:04.000Z",
     "status": "finished", "progress": {"done": 2, "total": 2}, "rated_games": 2,
+    "paused": False, "paused_reason": None,
     "standings": [
         {"entrant": 0, "name": "heur", "spec": {"bot": "heuristic"}, "games": 2, "wins": 1.0,
          "win_rate": 0.5, "win_rate_ci": _CI, "mean_score": 5.0,
@@ -219,7 +220,8 @@ TOURNAMENTS_EXAMPLE: dict[str, Any] = {
     "tournaments": [
         {"id": "tccd5eb660f7e", "game": _GAME, "format": "duplicate",
          "entrants": ["heur", "random"], "created_at": "2026-01-01T00:00:00.000Z",
-         "status": "finished", "progress": {"done": 2, "total": 2}},
+         "status": "finished", "progress": {"done": 2, "total": 2},
+         "paused": False, "paused_reason": None},
     ]
 }  # fmt: skip
 

@@ -90,6 +90,23 @@ class Problem(Exception):
 
 _PHRASES = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
 
+# Seconds a client is asked to wait when Redis refuses writes for want of memory: it takes an
+# operator (or finished games leaving it) to free some, not a moment.
+STORE_FULL_RETRY_AFTER_S = 30
+
+
+def store_full() -> Problem:
+    """The 503 for a write Redis refused because it is full (maxmemory, policy noeviction):
+    nothing of the request was stored past the refused write, which was its first (a full Redis
+    refuses every write that adds); the same request may be sent again later."""
+    return Problem(
+        503,
+        ErrorCode.SERVICE_STORE_FULL,
+        "the game store is full and takes no writes now; nothing was changed: send the same "
+        f"request again later (Retry-After: {STORE_FULL_RETRY_AFTER_S} s)",
+        headers={"Retry-After": str(STORE_FULL_RETRY_AFTER_S)},
+    )
+
 
 def from_http_exception(error: HTTPException) -> Problem:
     """A problem for a werkzeug/webargs HTTP error (404 route, 405, validation errors...)."""

@@ -195,6 +195,19 @@ class TournamentSchema(ma.Schema):
     players = ma.fields.Integer()
     status = ma.fields.String(metadata={"enum": ["queued", "running", "finished", "cancelled"]})
     progress = ma.fields.Dict(metadata={"description": '{"done", "total"}'})
+    paused = ma.fields.Boolean(
+        metadata={
+            "description": "queued or running, but its games cannot be written now: the game "
+            "store is full (Redis past its maxmemory refuses writes). Its games wait and go on "
+            "by themselves once memory is freed; `paused_reason` says why"
+        }
+    )
+    paused_reason = ma.fields.String(
+        allow_none=True,
+        metadata={
+            "description": "why it is paused, with the store's memory figures; null when it is not"
+        },
+    )
     standings = ma.fields.List(
         ma.fields.Dict(),
         metadata={
@@ -255,7 +268,13 @@ class TournamentSchema(ma.Schema):
 class TournamentListSchema(ma.Schema):
     """``GET /v1/tournaments``."""
 
-    tournaments = ma.fields.List(ma.fields.Dict())
+    tournaments = ma.fields.List(
+        ma.fields.Dict(),
+        metadata={
+            "description": "oldest first: id, game, format, entrants (names), created_at, "
+            "status, progress, paused and paused_reason (as a tournament's)"
+        },
+    )
 
 
 class RatingsQuerySchema(StrictSchema):

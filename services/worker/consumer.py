@@ -11,6 +11,14 @@ Faults: a Redis error leaves the message pending, and this consumer tries it aga
 failure is retried too, up to ``MAX_DELIVERIES`` deliveries; then the message goes to the
 dead-letter stream ``dead:<stream>`` with its error, is acknowledged, and only then is the
 client told (``status: error``).
+
+A full Redis (issue 36: past maxmemory, policy noeviction, it refuses every write, the worker's
+start-up ones too) is neither: nothing is wrong with the command, so it is never dead-lettered,
+and there is no traceback per try. The consumer says so in one line (``FullStore``), counts it
+(``tabletop_store_full_total{process="worker"}``), reads no new command, and tries the pending
+ones again after a back-off growing to ``FULL_BACKOFF_MAX_S``, once Redis's figures show room;
+the first write that goes through is a second line. Start-up waits the same way: a worker
+started on a full Redis stays up instead of exiting at its first write.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from shared import logs
 from shared.adapters import metrics
 from shared.adapters.redis import REDIS_ERRORS, Client
 from shared.adapters.redis_consumer import GROUP, CommandStreams, Rows
+from shared.adapters.redis_health import FullStore, store_full
 from shared.adapters.shard_leases import RENEW_S
 from shared.app import commands
 from shared.app.context import App
@@ -33,10 +42,16 @@ from shared.app.messages import CommandMessage
 
 log = logging.getLogger(__name__)
 
+
+def _name(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 CLAIM_IDLE_MS = 30_000  # a message pending this long belongs to a dead consumer
 CLAIM_EVERY_S = 5.0  # how often a running worker looks for such messages
 RETRY_EVERY_S = 1.0  # how soon a failed message of this consumer is tried again
 MAX_DELIVERIES = 5  # deliveries before a failing message is dead-lettered
+FULL_BACKOFF_MAX_S = 10.0  # a full Redis is tried again at least this often
 
 __all__ = [
     "CLAIM_EVERY_S",
@@ -79,6 +94,9 @@ class StreamConsumer:
         # every call, twice a command. Made on first use, as ``labels()`` would.
         self._counted: dict[str, Any] = {}
         self._timed: Any = None
+        self.full = FullStore(
+            "worker", f"the {game_type} worker {self.name}", client, most=FULL_BACKOFF_MAX_S
+        )
 
     def ensure_groups(self) -> None:
         """Create the consumer group on every stream (idempotent)."""
@@ -146,13 +164,20 @@ class StreamConsumer:
 
     def run(self) -> None:
         """Loop until ``stop_event`` is set."""
-        self.ensure_groups()
-        self.recover()
+        # Both write (the groups; the pending commands' decisions): on a full Redis they wait
+        # for room instead of ending the process.
+        if not self._until_written(self._start_groups):
+            return
+        self._until_written(self.recover)
         log.info("worker %s consuming %s", self.name, ", ".join(self.streams))
         next_claim = time.monotonic() + CLAIM_EVERY_S
         next_retry = time.monotonic() + RETRY_EVERY_S
         while not self.stop_event.is_set():
             try:
+                if self.full.full:
+                    # No new command while Redis refuses writes: the pending ones first.
+                    self.wait_for_room()
+                    continue
                 self.poll_once()
                 now = time.monotonic()
                 if self.failed and now >= next_retry:
@@ -162,6 +187,9 @@ class StreamConsumer:
                     self.claim_stale()
                     next_claim = now + CLAIM_EVERY_S
             except REDIS_ERRORS as exc:
+                if store_full(exc):
+                    self.full.refused(exc)
+                    continue
                 log.warning("redis unavailable (%s); retrying", exc)
                 self.failed += 1
                 self.stop_event.wait(1.0)
@@ -174,6 +202,62 @@ class StreamConsumer:
             log.warning("could not give the shard leases back: %s", exc)
         self.leave_group()
         log.info("worker %s stopped", self.name)
+
+    def wait_for_room(self) -> None:
+        """While Redis refuses writes: wait the back-off; then, if its figures show room, try
+        the pending commands again (a refusal grows the back-off; none ends the wait, said in
+        one line)."""
+        if self.stop_event.wait(self.full.delay):
+            return
+        if not self.full.room():
+            self.full.wait_longer()
+            return
+        before = self.full.refusals
+        self.beat()  # a write of its own: Redis takes them again, or refuses this one
+        self.retry_pending()
+        if self.full.refusals == before:
+            self.full.accepted()
+
+    def _start_groups(self) -> None:
+        """``ensure_groups``; on a full Redis, which refuses XGROUP CREATE even for a group
+        that exists, done when every stream has its group already (a worker restarted while
+        Redis is full takes its pending commands at once; streams named before the hash tag
+        are adopted at its next start)."""
+        try:
+            self.ensure_groups()
+        except REDIS_ERRORS as exc:
+            if not (store_full(exc) and self._groups_exist()):
+                raise
+
+    def _groups_exist(self) -> bool:
+        """Whether every stream of this game type has the consumer group (reads only)."""
+        for stream in self.streams[: self.shards]:
+            try:
+                rows = self.r.xinfo_groups(stream)
+            except REDIS_ERRORS:
+                return False
+            if not any(str(_name(row.get("name"))) == GROUP for row in rows):
+                return False
+        return True
+
+    def _until_written(self, step: Any) -> bool:
+        """Run ``step`` (writes of the start-up) until Redis takes them, waiting while it is
+        full; False when stopped first. Other Redis faults end the process as before (the
+        supervisor starts it again)."""
+        while not self.stop_event.is_set():
+            before = self.full.refusals
+            try:
+                step()
+            except REDIS_ERRORS as exc:
+                if not store_full(exc):
+                    raise
+                if self.stop_event.wait(self.full.refused(exc)):
+                    return False
+                continue
+            if self.full.refusals == before:  # a command it decided may have been refused
+                self.full.accepted()
+            return True
+        return False
 
     def leave_group(self) -> None:
         """Leave the group where nothing of this consumer is pending (``CommandStreams``)."""
@@ -208,16 +292,24 @@ class StreamConsumer:
         try:
             decided = commands.decide_command(self.app, message, ack=ack)
             outcome = str(decided.get("status", "accepted"))
-        except REDIS_ERRORS as exc:
-            # Transient: the message stays pending and is tried again; the store's dedupe
-            # makes that safe whether or not the append happened.
-            outcome = "retry"
-            log.warning("command %s: redis error %s; will retry", message.command_id, exc)
-            self.failed += 1
+            if self.full.full:
+                self.full.accepted()
+        except Exception as exc:
             self.app.forget(message.game_id)
-        except Exception as exc:  # an engine bug must not stop the worker
+            if store_full(exc) or isinstance(exc, REDIS_ERRORS):
+                # Transient: the message stays pending and is tried again; the store's dedupe
+                # makes that safe whether or not the append happened.
+                outcome = "retry"
+                self.failed += 1
+                if store_full(exc):
+                    # Redis is full (a task's queue on it too: kombu wraps the refusal):
+                    # said once, not per command, and never dead-lettered.
+                    self.full.refused(exc)
+                else:
+                    log.warning("command %s: redis error %s; will retry", message.command_id, exc)
+                return
+            # An engine bug must not stop the worker.
             log.exception("command %s on game %s failed", message.command_id, message.game_id)
-            self.app.forget(message.game_id)
             if self.io.deliveries(stream, msg_id, unknown=MAX_DELIVERIES) < MAX_DELIVERIES:
                 outcome = "retry"
                 self.failed += 1

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import redis
 
+from shared.adapters.redis_health import FullStore, store_full
 from shared.app import clocks
 from shared.app.context import App
 
@@ -42,6 +43,8 @@ class DeadlineScheduler:
         self.housekeeping = housekeeping
         self.sent = 0
         self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
+        # A full Redis refuses the claims' script and the wakes' tasks: one line, a back-off.
+        self.full = FullStore("deadlines", "the deadline scheduler", app.ports.client)
 
     def step(self) -> clocks.Fired:
         """One claim: the time-out command ids sent and the stalled games' bots woken."""
@@ -54,18 +57,41 @@ class DeadlineScheduler:
         return fired
 
     def run(self) -> None:
-        """Loop; a Redis fault is logged and the loop goes on (the deadlines stay in Redis)."""
+        """Loop; a Redis fault is logged and the loop goes on (the deadlines stay in Redis). A
+        full Redis is said once (``FullStore``) and tried again after a growing back-off, once
+        its figures show room; the housekeeping goes on meanwhile (trimming frees memory)."""
         while not self.stop_event.is_set():
+            wait = POLL_S
             try:
-                self.step()
+                if not self.full.full or self._room():
+                    self.step()
+                    self.full.accepted()
+            except Exception as exc:
+                if store_full(exc):  # the claim's script, or a woken bot's task (kombu's)
+                    wait = max(POLL_S, self.full.refused(exc))
+                elif isinstance(exc, redis.RedisError):
+                    log.warning("deadline scheduler: redis error %s; retrying", exc)
+                else:
+                    log.exception("deadline scheduler step failed")
+            try:
                 if self.housekeeping is not None and time.monotonic() >= self._next_housekeeping:
                     self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
                     self.housekeeping()
             except redis.RedisError as exc:
-                log.warning("deadline scheduler: redis error %s; retrying", exc)
+                log.warning("deadline scheduler: housekeeping: redis error %s; retrying", exc)
             except Exception:
-                log.exception("deadline scheduler step failed")
-            self.stop_event.wait(POLL_S)
+                log.exception("deadline scheduler housekeeping failed")
+            if self.full.full:
+                wait = max(wait, self.full.delay)
+            self.stop_event.wait(wait)
+
+    def _room(self) -> bool:
+        """While Redis is full: whether its figures show room to try again (else the back-off
+        grows)."""
+        if self.full.room():
+            return True
+        self.full.wait_longer()
+        return False
 
     def start(self) -> threading.Thread:
         """Run in a daemon thread."""

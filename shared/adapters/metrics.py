@@ -34,6 +34,7 @@ from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     start_http_server,
 )
@@ -99,6 +100,21 @@ CELERY_LATENCY = Histogram(
     buckets=BUCKETS,
 )
 
+STORE_FULL = Counter(
+    "tabletop_store_full",
+    "Writes Redis refused because it is full (used memory past maxmemory, policy noeviction), "
+    "by process type (gateway: answered 503; worker, deadlines, celery, broker, remote-bots: "
+    "waited and tried again)",
+    ["process"],
+)
+STORE_FULL_WAITING = Gauge(
+    "tabletop_store_full_waiting",
+    "1 while a process waits for a full Redis to take writes again (set at the first refused "
+    "write, back to 0 at the first that goes through), by process type",
+    ["process"],
+    multiprocess_mode="livemax",
+)
+
 LAG_CAP = 10_000  # entries counted past a group's last delivered id on a server without "lag"
 PORT_SPAN = 64  # ports tried from TABLETOP_METRICS_PORT upward
 
@@ -143,6 +159,7 @@ class StreamCollector(Collector):
         )  # fmt: skip
         up = GaugeMetricFamily("tabletop_stream_scrape_ok",
                                "1 if the streams could be read from Redis")  # fmt: skip
+        yield from self.memory()
         try:
             for stream in self.streams:
                 row = self.group_info(stream)
@@ -158,6 +175,28 @@ class StreamCollector(Collector):
             log.warning("stream metrics unavailable: %s", exc)
             up.add_metric([], 0.0)
         yield from (length, pending, lag, consumers, dead, up)
+
+    def memory(self) -> Iterator[GaugeMetricFamily]:
+        """Redis's ``used_memory`` and ``maxmemory`` (0: no limit), read at scrape time: a
+        full Redis refuses writes, so an alert belongs on their ratio (``/readyz`` reports it
+        too, against ``TABLETOP_REDIS_MEMORY_WARN`` and ``_CRITICAL``)."""
+        try:
+            info = self.client.info("memory")
+            if "used_memory" not in info:  # a cluster client: a section per node, the fullest
+                nodes = [v for v in info.values() if isinstance(v, dict) and "used_memory" in v]
+                info = max(nodes, key=lambda node: int(node["used_memory"]))
+            used, most = int(info["used_memory"]), int(info.get("maxmemory", 0))
+        except Exception as exc:  # a scrape must answer even with Redis down
+            log.warning("redis memory metrics unavailable: %s", exc)
+            return
+        yield GaugeMetricFamily(
+            "tabletop_redis_used_memory_bytes", "Redis's used_memory (INFO memory)", value=used
+        )
+        yield GaugeMetricFamily(
+            "tabletop_redis_maxmemory_bytes",
+            "Redis's maxmemory (0: no limit); past it, writes are refused",
+            value=most,
+        )
 
     def group_info(self, stream: str) -> dict[str, Any] | None:
         """The group's XINFO GROUPS row (None when the stream or group does not exist)."""

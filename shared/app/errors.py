@@ -47,6 +47,7 @@ class ErrorCode(StrEnum):
     HTTP_METHOD_NOT_ALLOWED = "http/method_not_allowed"
     HTTP_ERROR = "http/error"
     SERVICE_UNAVAILABLE = "service/unavailable"
+    SERVICE_STORE_FULL = "service/store_full"
     SERVER_ERROR = "server/error"
     BOT_NOT_FOUND = "bot/not_found"
     BOT_WEBHOOK_NOT_ALLOWED = "bot/webhook_not_allowed"
@@ -88,6 +89,7 @@ CATALOGUE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.HTTP_METHOD_NOT_ALLOWED: (405, "Method Not Allowed"),
     ErrorCode.HTTP_ERROR: (400, "Bad Request"),
     ErrorCode.SERVICE_UNAVAILABLE: (503, "Service Unavailable"),
+    ErrorCode.SERVICE_STORE_FULL: (503, "The game store is full"),
     ErrorCode.SERVER_ERROR: (500, "Internal Server Error"),
     ErrorCode.BOT_NOT_FOUND: (404, "No such bot"),
     ErrorCode.BOT_WEBHOOK_NOT_ALLOWED: (422, "This webhook URL is not allowed"),

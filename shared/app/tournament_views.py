@@ -1,12 +1,18 @@
 """A tournament as clients read it: its status, standings, games and sprt verdict
 (``GET /v1/tournaments/{id}``), the list, cancelling one, and a game type's bot ratings.
+
+A full store (issue 36): a queued or running tournament whose games cannot be written waits
+(its batches try again once the store takes writes: ``services/bots/tasks.py``), and says so
+while it does: ``paused`` and ``paused_reason``, from the store check an entry point installs
+(``install_store_check``: the gateway asks Redis's memory figures). Nothing is written for it: a
+full store could not take it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from shared import games
@@ -18,6 +24,30 @@ from shared.tournaments import sprt, standings
 from shared.tournaments.plan import Plan, game_id, spec_label
 
 QUEUED, RUNNING, FINISHED, CANCELLED = "queued", "running", "finished", "cancelled"
+
+# Why the store refuses writes now (None: it takes them) for an application; installed by the
+# entry point that can tell (the gateway: Redis's memory figures). None installed: never paused.
+StoreCheck = Callable[[App], str | None]
+_store_check: list[StoreCheck] = []
+
+
+def install_store_check(check: StoreCheck | None) -> None:
+    """Use ``check`` to tell whether unfinished tournaments are paused (None: stop)."""
+    _store_check[:] = [] if check is None else [check]
+
+
+def paused_reason(app: App, status: str) -> str | None:
+    """Why a tournament of ``status`` is not playing its games now: the store refuses writes
+    (its games wait and go on once it takes them again), or None."""
+    if status not in (QUEUED, RUNNING) or not _store_check:
+        return None
+    refusal = _store_check[0](app)
+    if refusal is None:
+        return None
+    return (
+        f"paused: {refusal}; its games wait and go on by themselves once memory is freed "
+        "(finished games archived, or a larger maxmemory)"
+    )
 
 
 def status_of(entry: TournamentEntry) -> str:
@@ -67,6 +97,7 @@ def tournament_doc(
         )  # fmt: skip
     ]
     head_to_head = rendered["head_to_head"] if plan.players == 2 else None
+    paused = paused_reason(app, status)
     return {
         "id": tournament_id,
         "game": plan.game,
@@ -82,6 +113,10 @@ def tournament_doc(
         "finished_at": tally.get("finished_at"),
         "status": status,
         "progress": {"done": tally["done"], "total": total},
+        # Queued or running, but its games cannot be written now (the store is full): they
+        # wait, and the tournament goes on once it takes writes again.
+        "paused": paused is not None,
+        "paused_reason": paused,
         "rated_games": rated,
         "standings": rendered["standings"],
         "ratings": rendered["ratings"],
@@ -139,12 +174,18 @@ def _rated_as_folded(
 
 
 def list_tournaments(app: App, *, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
-    """Summaries (id, game, format, status, progress), oldest first."""
+    """Summaries (id, game, format, status, progress, paused and its reason), oldest
+    first."""
     out = []
+    refusal: list[str | None] = []  # the store asked once for the page, if any is unfinished
     for tid in app.ports.tournaments.list_ids(offset=offset, limit=limit):
         entry = app.ports.tournaments.get(tid)
         if entry is None:
             continue
+        status = status_of(entry)
+        if status in (QUEUED, RUNNING) and not refusal:
+            refusal.append(paused_reason(app, status))
+        paused = refusal[0] if status in (QUEUED, RUNNING) else None
         out.append(
             {
                 "id": tid,
@@ -152,8 +193,10 @@ def list_tournaments(app: App, *, offset: int = 0, limit: int = 100) -> list[dic
                 "format": entry.plan["format"],
                 "entrants": [e.get("name") for e in entry.plan["entrants"]],
                 "created_at": entry.created_at,
-                "status": status_of(entry),
+                "status": status,
                 "progress": {"done": entry.tally["done"], "total": int(entry.plan["games"])},
+                "paused": paused is not None,
+                "paused_reason": paused,
             }
         )
     return out
