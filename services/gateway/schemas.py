@@ -381,6 +381,12 @@ class SuggestionSchema(ma.Schema):
     command = ma.fields.Dict(metadata={"description": "the command the bot would send now"})
     bot = ma.fields.Dict(metadata={"description": "the bot asked, with its settings"})
     version = ma.fields.Integer(metadata={"description": "the version it decided at"})
+    iterations = ma.fields.Integer(
+        metadata={
+            "description": "an `ismcts` hint on `budget_ms`: the iterations its search ran "
+            "(counted from the first, once the search is set up)"
+        }
+    )
 
 
 class EventSchema(ma.Schema):

@@ -276,8 +276,11 @@ def suggestion(app: App, game_id: str, seat: int, spec: Mapping[str, Any]) -> di
     with the randomness that seat's own bot would use (``bot_random``: derived from the secret
     seed, so it tells nothing the view does not)."""
     doc, seed = hint_view(app, game_id, seat)
-    command = bots.play(spec, doc, bot_random(seed, seat, doc["version"]))
-    return {"command": command, "bot": dict(spec), "version": doc["version"]}
+    decision = bots.decide(spec, doc, bot_random(seed, seat, doc["version"]))
+    out = {"command": decision.command, "bot": dict(spec), "version": doc["version"]}
+    if decision.iterations is not None:
+        out["iterations"] = decision.iterations  # a timed search's: the seat's own hint
+    return out
 
 
 def hint_view(app: App, game_id: str, seat: int) -> tuple[dict[str, Any], str]:

@@ -111,3 +111,35 @@ def test_a_live_timed_search_runs_the_iterations_it_runs_in_process(
     here_total = sum(here for _, _, here in rows)
     assert live_total >= SHARE * here_total, table
     assert all(live >= FLOOR * here for _, live, here in rows), table
+
+
+def test_a_timed_hint_searches_as_the_same_view_does_in_process(stack: Stack) -> None:
+    """Hints (``/suggestion``) are searched on the same workers by the same search: the same
+    fix holds for them. A Skye price decision (the game opens with one: every seat prices at
+    once) asked as a hint of a human seat, several games, against the same views in process."""
+    rows = []
+    for _ in range(3):
+        seats = [{"name": "me"}, {"bot": "heuristic"}, {"bot": "heuristic"}]
+        created = requests.post(f"{stack.url}/v1/games", json={"game": "skye", "seats": seats},
+                                headers=ORGANIZER, timeout=30)  # fmt: skip
+        assert created.status_code == 201, created.text
+        gid, token = created.json()["id"], created.json()["tokens"][0]
+        mine = {"Authorization": f"Bearer {token}"}
+        deadline = time.monotonic() + 60
+        # The heuristic seats price at once; then the game waits on this seat alone.
+        while requests.get(f"{stack.url}/v1/games/{gid}", headers=mine,
+                           timeout=30).json()["to_act"] != [0]:  # fmt: skip
+            assert time.monotonic() < deadline, "the heuristic seats did not price"
+            time.sleep(0.2)
+        hint = requests.get(f"{stack.url}/v1/games/{gid}/suggestion", headers=mine, timeout=60,
+                            params={"bot": "ismcts", "budget_ms": BUDGET_MS})  # fmt: skip
+        assert hint.status_code == 200, hint.text
+        live = hint.json()["iterations"]
+        doc = requests.get(f"{stack.url}/v1/games/{gid}", headers=mine, timeout=30).json()
+        assert doc["version"] == hint.json()["version"]
+        again = ismcts.search(doc, bot_random("in-process", 0, doc["version"]), budget_ms=BUDGET_MS)
+        rows.append((live, again.iterations))
+    table = ", ".join(f"{live} live / {here} here" for live, here in rows)
+    print(f"skye hints at {BUDGET_MS} ms: {table}")
+    assert sum(live for live, _ in rows) >= SHARE * sum(here for _, here in rows), table
+    assert all(live >= FLOOR * here for live, here in rows), table
