@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 # fresh clone's first start need not wait for them.
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean browser
+.PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean browser postgres
 
 # The bot kit (sdk/python, package tabletop-client) after the project: the CLIs and tests use it.
 $(STAMP): pyproject.toml sdk/python/pyproject.toml
@@ -47,10 +47,28 @@ browser:
 	    echo "chromium is missing and apt-get cannot run here: tests/e2e/test_browser.py will be skipped"; \
 	  fi; }
 
+# The archive's contract tests run on a real PostgreSQL too: tests/integration/postgres_server.py
+# starts one from Debian's programs (initdb and postgres, kept off PATH in
+# /usr/lib/postgresql/<version>/bin). Install the package when neither place has them, unless
+# TABLETOP_TEST_POSTGRES_URL names a server to use. Unlike the browser's, these tests never
+# skip: where PostgreSQL cannot be installed they fail, and say why.
+postgres:
+	@[ -n "$$TABLETOP_TEST_POSTGRES_URL" ] || command -v initdb >/dev/null 2>&1 || \
+	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ -n "$(APT)" ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing postgresql for the archive's tests"; \
+	    timeout 300 $(APT) update -qq || timeout 300 $(APT) update -qq; \
+	    DEBIAN_FRONTEND=noninteractive timeout 900 $(APT) install -y -qq --no-install-recommends \
+	      postgresql || \
+	      echo "WARNING: apt-get could not install postgresql: the archive's tests will fail"; \
+	  else \
+	    echo "postgresql is missing and apt-get cannot run here: the archive's tests will fail"; \
+	  fi; }
+
 run: $(RUN_STAMP)
 	$(BIN)/tabletop run
 
-test: $(STAMP) browser
+test: $(STAMP) browser postgres
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -59,7 +77,7 @@ test: $(STAMP) browser
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit
 
-test-integration: $(STAMP)
+test-integration: $(STAMP) postgres
 	$(BIN)/python -m pytest tests/integration
 
 test-e2e: $(STAMP) browser

@@ -8,11 +8,15 @@ import importlib
 import pytest
 
 MODULES = [
+    "bench_archive",
+    "bench_bot_faults",
     "bench_bots",
     "bench_cold_load",
     "bench_feed",
+    "bench_commitment_attack",
     "bench_fox_engine",
     "bench_gateway",
+    "bench_kit_sprt",
     "bench_log_store",
     "bench_memory",
     "bench_outside_bots",

@@ -23,11 +23,14 @@ ADAPTERS: tuple[str, ...] = (
     "shared.redis_server",
     "shared.keys",
     "shared.bootstrap",  # the composition root
+    "shared.archive.sqlite",  # the archive of finished games: its two adapters
+    "shared.archive.postgres",
 )
 
 # Infrastructure packages the application layer must not import (top-level names).
 FRAMEWORKS = frozenset(
-    {"redis", "flask", "celery", "fakeredis", "gunicorn", "werkzeug", "flask_smorest"}
+    {"redis", "flask", "celery", "fakeredis", "gunicorn", "werkzeug", "flask_smorest",
+     "psycopg", "psycopg_pool", "sqlite3"}  # fmt: skip
 )
 
 # Redis key names: an adapter detail.
