@@ -17,6 +17,7 @@ MODULES = [
     "bench_fox_engine",
     "bench_gateway",
     "bench_kit_sprt",
+    "bench_live_strength",
     "bench_log_store",
     "bench_memory",
     "bench_outside_bots",
