@@ -28,7 +28,7 @@ and checks what the bot was sent, and a bot keeping the bodies it got can prove 
 
 **The commitment hides.** ``sent_sha256`` is read by every seat and spectator while the game
 runs. A plain hash of a body that holds the seat's hidden view could be tested against every
-view consistent with the public record (a 13-card Fox hand is one of some 27,000): the nonce,
+view consistent with the public record (a 13-card hand of a two-player card game is one of some 27,000): the nonce,
 256 secret bits in the body, makes such guesses worthless until the seed is revealed, when the
 hand is public anyway. Seats created before the nonce (their spec has no ``commitment``) were
 sent bodies without one; the audit checks those as they were and says their commitment did not

@@ -17,7 +17,7 @@ from typing import Any
 import zstandard
 
 # With a dictionary, zstd's fastest level packs these logs as small as level 3 does (a one-hand
-# Fox game 2,746 bytes in 0.08 ms, level 3 2,773 in 0.10 ms); levels 15-19 save 10% more for
+# card game 2,746 bytes in 0.08 ms, level 3 2,773 in 0.10 ms); levels 15-19 save 10% more for
 # 40-100x the time, too dear in a tournament's path (``bench_archive.py --levels``).
 LEVEL = 1
 DICT_SUFFIX = ".zdict"

@@ -1,7 +1,7 @@
 """A log as the archive compresses it: the export's lines without ``prev_hash``.
 
 Each line of an export repeats the line before's ``hash`` as its ``prev_hash`` (64 hex digits
-that zstd must still point back to: some bytes a line, 5% of a compressed one-hand Fox game).
+that zstd must still point back to: some bytes a line, 5% of a compressed one-hand card game).
 ``pack`` cuts ``"prev_hash":"<hash>",`` out of each line; ``unpack`` puts it back before the
 line's first ``,"hash":"``, the hash of the line before. An export whose lines ``unpack`` would
 not give back whole (a line whose data holds a ``"hash"`` key before the envelope's own)

@@ -22,10 +22,10 @@ from shared.archive.sql import SqlArchive
 
 # How long a write waits for another connection's (a batch of games takes milliseconds).
 BUSY_TIMEOUT_S = 30.0
-# A new file's pages. A log of 2-4 kB (a one-hand Fox game's) fills a 4 KiB page alone, a
+# A new file's pages. A log of 2-4 kB (a one-hand card game's) fills a 4 KiB page alone, a
 # quarter of it left empty; 16 KiB pages hold several of those but leave a third of a page
 # empty beside each 10 kB log (a match's). 2 KiB pages cut logs into full overflow pages:
-# 3,587 bytes a one-hand game (4 KiB: 4,697) and 10,103 a Fox match (4 KiB: 10,267), reads
+# 3,587 bytes a one-hand game (4 KiB: 4,697) and 10,103 a whole match (4 KiB: 10,267), reads
 # alike (``benchmarks/bench_archive.py --pages``).
 PAGE_SIZE = 2048
 

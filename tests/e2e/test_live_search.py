@@ -10,7 +10,8 @@ budget. Live, the search once lost its budget to its set-up in the search worker
 package loaded on a worker's first search; the heuristic's valuations cold in a process that
 plays none of the heuristic seats' moves): 1 iteration against hundreds. The bounds are
 generous (a busy 2-core machine stalls either side): live runs at least ``SHARE`` of the
-in-process iterations over the game's searches, and no search below ``FLOOR`` of its own.
+in-process iterations over the game's searches, and the median search at least ``MEDIAN`` of
+its own (one search starved by a busy moment must not fail it; the bug starved nearly all).
 """
 
 from __future__ import annotations
@@ -36,7 +37,15 @@ ORGANIZER = {"Authorization": "Bearer org-e2e"}  # tests/e2e/stack.py's keys
 AUDITOR = {"Authorization": "Bearer aud-e2e"}
 BUDGET_MS = 100
 SHARE = 0.7  # the issue's goal, over a game's searches
-FLOOR = 0.1  # any one search (a machine busy for a moment; the bug gave 1 in hundreds)
+MEDIAN = 0.5  # the median search's share (the bug gave 1 iteration in hundreds, most moves)
+
+
+def _median_share(pairs: list[tuple[int, int]]) -> float:
+    """The median of live / in-process iterations over searches."""
+    shares = sorted(live / max(1, here) for live, here in pairs)
+    return shares[len(shares) // 2]
+
+
 GAMES = 2  # per game type: more searched moves than one game of Skye's six prices
 
 
@@ -110,7 +119,7 @@ def test_a_live_timed_search_runs_the_iterations_it_runs_in_process(
     live_total = sum(live for _, live, _ in rows)
     here_total = sum(here for _, _, here in rows)
     assert live_total >= SHARE * here_total, table
-    assert all(live >= FLOOR * here for _, live, here in rows), table
+    assert _median_share([(live, here) for _, live, here in rows]) >= MEDIAN, table
 
 
 def test_a_timed_hint_searches_as_the_same_view_does_in_process(stack: Stack) -> None:
@@ -132,7 +141,7 @@ def test_a_timed_hint_searches_as_the_same_view_does_in_process(stack: Stack) ->
             assert time.monotonic() < deadline, "the heuristic seats did not price"
             time.sleep(0.2)
         hint = requests.get(f"{stack.url}/v1/games/{gid}/suggestion", headers=mine, timeout=60,
-                            params={"bot": "ismcts", "budget_ms": BUDGET_MS})  # fmt: skip
+                            params={"bot": "ismcts", "budget_ms": str(BUDGET_MS)})  # fmt: skip
         assert hint.status_code == 200, hint.text
         live = hint.json()["iterations"]
         doc = requests.get(f"{stack.url}/v1/games/{gid}", headers=mine, timeout=30).json()
@@ -142,4 +151,4 @@ def test_a_timed_hint_searches_as_the_same_view_does_in_process(stack: Stack) ->
     table = ", ".join(f"{live} live / {here} here" for live, here in rows)
     print(f"skye hints at {BUDGET_MS} ms: {table}")
     assert sum(live for live, _ in rows) >= SHARE * sum(here for _, here in rows), table
-    assert all(live >= FLOOR * here for live, here in rows), table
+    assert _median_share(rows) >= MEDIAN, table

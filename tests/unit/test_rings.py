@@ -29,8 +29,18 @@ ADAPTERS: tuple[str, ...] = (
 
 # Infrastructure packages the application layer must not import (top-level names).
 FRAMEWORKS = frozenset(
-    {"redis", "flask", "celery", "fakeredis", "gunicorn", "werkzeug", "flask_smorest",
-     "psycopg", "psycopg_pool", "sqlite3"}  # fmt: skip
+    {
+        "redis",
+        "flask",
+        "celery",
+        "fakeredis",
+        "gunicorn",
+        "werkzeug",
+        "flask_smorest",
+        "psycopg",
+        "psycopg_pool",
+        "sqlite3",
+    }  # fmt: skip
 )
 
 # Redis key names: an adapter detail.
