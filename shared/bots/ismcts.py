@@ -28,10 +28,14 @@ The answer is the root's most visited child (visits are less noisy than mean rew
 The root's candidates are the view's own ``legal_commands`` (what the seat knows it may do),
 and the answer is sent as the view listed it. A command is its own child key (frozen
 dataclasses hash by value; the engines share their command objects), so the loop builds no
-JSON; one that holds a dict (a map of prices) is keyed by its canonical JSON. In a
-simultaneous phase the root seat moves first in the tree: its choice then never depends on the
-others' (hidden) simultaneous ones, while theirs, in the tree, see its choice: optimistic for
-them, a cost paid for one tree instead of one per seat.
+JSON; one that holds a dict (a map of prices) is keyed by its canonical JSON. A kernel that
+lists one shared object per command (``SHARED_COMMANDS``) has its commands keyed by identity
+(a frozen dataclass hashes in Python), and the root's children are keyed by candidate index.
+Below the root a listed command is applied with the kernel's ``apply_listed`` where it has one
+(the same events, past the checks). In a simultaneous phase the root seat moves first in the
+tree: its choice then never depends on the others' (hidden) simultaneous ones, while theirs,
+in the tree, see its choice: optimistic for them, a cost paid for one tree instead of one per
+seat.
 
 Commands that cannot be listed (``TRAITS.lists_all_commands`` false: prices chosen from a
 range, listed as one ``template``): at the root, when the root seat itself faces such a decision,
@@ -44,7 +48,10 @@ Every step of the search runs on the game's kernel (``engine.KERNEL``,
 ``shared/games/kernel.py``): a determinization is thawed once, and each move is the kernel's
 ``apply`` with its own mutators, the very rules ``decide`` runs (so the search draws exactly as
 the engine-driven loop did). A game's search hooks (its package's ``SEARCH``) may provide,
-each optional: ``playout_rollout`` (see ``default_rollout``), ``determinizer(view, seat)`` (when the engine has none: the view read
+each optional: ``playout_rollout`` (see ``default_rollout``), ``kernel_rollout(kernel, rand)``
+(``playout_rollout`` of the state ``kernel`` holds, played on that kernel itself, which the
+search throws away afterwards: no freeze and thaw between the tree and the play-out),
+``determinizer(view, seat)`` (when the engine has none: the view read
 once, a deal per iteration), ``sample_command(state, seat, rand)`` (one ``random_command``
 draw as an engine command on the kernel, without building a view), ``root_commands(view, rand)`` (the root's candidates for any decision, or None
 for the default ones: a game may narrow them to its heuristic's choice and its alternatives;
@@ -112,19 +119,46 @@ class FastRng:
     """The engines' ``Rng`` interface (``below``, ``choice``, ``shuffle``) over a
     ``random.Random``: a Mersenne Twister draw instead of an HMAC block per integer."""
 
-    __slots__ = ("below", "choice", "_random")
+    __slots__ = ("below", "choice", "_random", "_getrandbits")
 
     def __init__(self, rand: random.Random) -> None:
         self._random = rand
         # Bound methods as attributes: one attribute lookup per draw on the engines' hot path.
         self.below: Callable[[int], int] = rand.randrange  # checked: engines may pass any n
         self.choice: Callable[[Sequence[Any]], Any] = rand.choice
+        # ``random.Random.shuffle``'s own draws, made here without its call per card (a
+        # determinization's shuffle was a tenth of a Fox search iteration); another generator
+        # type (a subclass may draw otherwise) is shuffled by its own method.
+        self._getrandbits: Callable[[int], int] | None = (
+            rand.getrandbits if type(rand) is random.Random else None
+        )
 
     def shuffle(self, items: Sequence[T]) -> tuple[T, ...]:
-        """A shuffled copy of ``items``."""
+        """A shuffled copy of ``items``: exactly ``random.Random.shuffle``'s (from the end,
+        each index ``randbelow(i + 1)``: ``(i + 1).bit_length()`` bits a try, tried again
+        while too large), so that a search's draws do not depend on which of the two ran
+        (``tests/unit/test_ismcts_fast_paths.py``)."""
         out = list(items)
-        self._random.shuffle(out)
+        getrandbits = self._getrandbits
+        size = len(out)
+        if getrandbits is None or size > _SHUFFLE_MAX:
+            self._random.shuffle(out)
+            return tuple(out)
+        for i, n, k in _SHUFFLE_STEPS[size]:
+            j = getrandbits(k)
+            while j >= n:
+                j = getrandbits(k)
+            out[i], out[j] = out[j], out[i]
         return tuple(out)
+
+
+# ``FastRng.shuffle``'s steps by the number of items: (i, i + 1, (i + 1).bit_length()) for i
+# from the last index down to 1, as ``random.Random.shuffle`` takes them.
+_SHUFFLE_MAX = 64
+_SHUFFLE_STEPS = tuple(
+    tuple((i, i + 1, (i + 1).bit_length()) for i in range(size - 1, 0, -1))
+    for size in range(_SHUFFLE_MAX + 1)
+)
 
 
 def _randbelow(rand: random.Random) -> Callable[[int], int]:
@@ -138,7 +172,7 @@ def _randbelow(rand: random.Random) -> Callable[[int], int]:
 class _Node:
     """A node of the root seat's tree: the move that led here (by ``seat``) and its stats."""
 
-    __slots__ = ("command", "seat", "children", "visits", "avail", "reward")
+    __slots__ = ("command", "seat", "children", "visits", "avail", "reward", "mean")
 
     def __init__(self, command: Any, seat: int) -> None:
         self.command = command
@@ -147,6 +181,9 @@ class _Node:
         self.visits = 0
         self.avail = 1  # times this move was a candidate (the expansion counts as one)
         self.reward = 0.0
+        # ``reward / visits``, as the back-propagation left them (UCB1 reads it for every
+        # candidate of every node walked; it changes only when the node is visited).
+        self.mean = 0.0
 
 
 @dataclass(slots=True)
@@ -217,31 +254,40 @@ def search(
         return SearchResult(command=None)
     if len(options) == 1:  # a forced move needs no search
         return SearchResult(command=dict(options[0][2]), seconds=time.perf_counter() - started)
-    tree = _Search(engine, view, seat, fast, rollout)
+    tree = _Search(engine, view, seat, fast, rollout, options)
     prepare = getattr(_hooks(engine), "prepare", None)
     if prepare is not None and budget_ms is not None:
         prepare(view, seat)  # before the clock: what every iteration reads, memoised once
     root = _Node(None, seat)
+    iterate = tree.iterate
     done = failed = 0
     if budget_ms is not None:
         clock = time.perf_counter
+        ahead = _LN_AHEAD
+        tree.ln = _ln_table(ahead)
         # The budget is the iterations' time: set up (candidates, deals), the clock starts.
         deadline = clock() + budget_ms / 1000.0
         # At least one iteration, so that even a tiny budget answers from a search.
         while done == 0 or clock() < deadline:
-            failed += not tree.iterate(root, options)
+            if done + 2 > ahead:  # availability counts reach the iterations done + 1 at most
+                ahead *= 2
+                tree.ln = _ln_table(ahead)
+            failed += not iterate(root)
             done += 1
     else:
         assert iterations is not None
+        tree.ln = _ln_table(iterations + 2)
         for _ in range(iterations):
-            failed += not tree.iterate(root, options)
+            failed += not iterate(root)
             done += 1
-    by_key = {key: doc for key, _, doc in options}
+    # The root's children are keyed by the index of their candidate (its first, when two
+    # candidates are the same command: one child, as when keyed by the command).
+    by_key = {tree.root_keys[i]: doc for i, (_, _, doc) in enumerate(options)}
     if tree.flat:
         # A flat search's play-outs model the other seats (nearly deterministic), so a mean
         # is exact after a visit or two while visit counts stay close: best mean first, ties
         # to the candidate proposed first (a game's own choice, when it proposes one).
-        order = {key: i for i, (key, _, _) in enumerate(options)}
+        order = {tree.root_keys[i]: i for i in range(len(options))}
         ranked = sorted(
             root.children.items(),
             key=lambda kv: (kv[1].reward / max(kv[1].visits, 1), -order[kv[0]]),
@@ -304,7 +350,8 @@ class _Search:
 
     __slots__ = (
         "engine", "view", "seat", "rand", "randbelow", "adapter", "rollout", "lists_all", "deal",
-        "sample", "flat", "kernel",
+        "sample", "flat", "kernel", "root_keys", "root_commands", "listed", "by_identity",
+        "kernel_rollout", "ln",
     )  # fmt: skip
 
     def __init__(
@@ -314,6 +361,7 @@ class _Search:
         seat: int,
         rand: random.Random,
         rollout: Rollout | None,
+        options: Sequence[tuple[Any, Any, dict[str, Any]]],
     ) -> None:
         self.engine = engine
         self.view = view
@@ -332,8 +380,30 @@ class _Search:
         # A game's hooks may ask for a flat search (``FLAT_SEARCH``): every iteration plays
         # out right after the root's move, as its rollout models the other seats.
         self.flat = bool(getattr(hooks, "FLAT_SEARCH", False))
+        # The root's candidates are the view's own (what the seat knows it may do), the same
+        # in every determinization: its children are keyed by candidate index (the first of
+        # equal commands), an int hashed in C, where a command may hash in Python.
+        first: dict[Any, int] = {}
+        self.root_keys: list[int] = [first.setdefault(key, i) for i, (key, _, _) in
+                                     enumerate(options)]  # fmt: skip
+        self.root_commands: list[Any] = [command for _, command, _ in options]
+        # Below the root every command is one the kernel listed: ``apply_listed`` (the same
+        # events past the checks, where the kernel has it) applies it; a kernel whose listed
+        # commands are shared objects (``SHARED_COMMANDS``) has them told apart by identity.
+        self.listed = hasattr(self.kernel, "apply_listed")
+        self.by_identity = bool(getattr(self.kernel, "SHARED_COMMANDS", False))
+        # ``math.log(n)`` at ``[n]`` for every availability count the search reaches
+        # (``_ln_table``; the search sets it for its iterations).
+        self.ln: list[float] | _Ln = _ln_table(2)
+        # The game's play-out on the tree's own kernel (``kernel_rollout``: the same as its
+        # ``playout_rollout`` of the frozen state, without the freeze and the thaw).
+        self.kernel_rollout: Callable[[Any, random.Random], Sequence[float]] | None = (
+            getattr(hooks, "kernel_rollout", None)
+            if rollout is None and self.rollout is getattr(hooks, "playout_rollout", None)
+            else None
+        )
 
-    def iterate(self, root: _Node, options: list[tuple[Any, Any, dict[str, Any]]]) -> bool:
+    def iterate(self, root: _Node) -> bool:
         """One determinize-select-expand-play-out-back-propagate pass; False if the
         determinization failed or did not admit the root command (then no visit is recorded,
         only the availability counts of the root's children)."""
@@ -347,13 +417,14 @@ class _Search:
         # its own mutators, nothing recorded or frozen on the way.
         outcome, to_act, legal_commands = state.outcome, state.to_act, state.legal_commands
         apply, on = state.apply, state.on
+        listed = state.apply_listed if self.listed else None
+        by_identity = self.by_identity
         path = [root]
         node = root
-        # The root's candidates are the view's own (what the seat knows it may do), the same in
-        # every determinization.
-        keys: Sequence[Any] = [key for key, _, _ in options]
-        commands: Sequence[Any] = [cmd for _, cmd, _ in options]
+        keys: Sequence[Any] = self.root_keys
+        commands: Sequence[Any] = self.root_commands
         hashable = _HASHABLE
+        exploration, sqrt, ln = EXPLORATION, math.sqrt, self.ln
         actor = seat
         expanded = False
         values: Sequence[float] = ()
@@ -362,35 +433,40 @@ class _Search:
             best_score = -1.0
             untried = []
             children = node.children
-            for i, key in enumerate(keys):
-                child = children.get(key)
+            get = children.get
+            for key in keys:
+                child = get(key)
                 if child is None:
-                    untried.append(i)
-                else:
+                    untried.append(key)
+                elif untried:
                     child.avail += 1
-                    if not untried:
-                        score = child.reward / child.visits + EXPLORATION * math.sqrt(
-                            math.log(child.avail) / child.visits
-                        )
-                        if score > best_score:
-                            best, best_score = child, score
+                else:
+                    # UCB1 with availability: ``reward / visits + C * sqrt(ln(avail) / visits)``
+                    # (the mean as the back-propagation left it, ``ln`` from the table).
+                    avail = child.avail + 1
+                    child.avail = avail
+                    score = child.mean + exploration * sqrt(ln[avail] / child.visits)
+                    if score > best_score:
+                        best, best_score = child, score
             if untried:
-                i = untried[randbelow(len(untried))] if len(untried) > 1 else untried[0]
-                key = keys[i]
-                best = _Node(commands[i], actor)
+                key = untried[randbelow(len(untried))] if len(untried) > 1 else untried[0]
+                best = _Node(commands[keys.index(key)], actor)
                 children[key] = best
                 expanded = True
             assert best is not None
-            try:
-                apply(actor, best.command, adapter, on)
-            except GameError:
-                if node is not root:
-                    raise  # a command legal_commands listed: an engine bug, not ours to hide
-                # The root seat's listed command does not fit this determinization (an
-                # engine's determinize out of step with its view): drop the iteration.
-                if expanded:
-                    del children[key]
-                return False
+            if node is root or listed is None:
+                try:
+                    apply(actor, best.command, adapter, on)
+                except GameError:
+                    if node is not root:
+                        raise  # a command legal_commands listed: an engine bug, not ours to hide
+                    # The root seat's listed command does not fit this determinization (an
+                    # engine's determinize out of step with its view): drop the iteration.
+                    if expanded:
+                        del children[key]
+                    return False
+            else:
+                listed(actor, best.command, adapter, None)
             node = best
             path.append(node)
             if expanded or self.flat:
@@ -417,18 +493,59 @@ class _Search:
             if not legal:
                 raise RuntimeError(f"{engine.NAME}: seat {actor} is to act with no legal command")
             commands = legal
+            if by_identity:
+                # One object per distinct command: its identity is its key (no hashing).
+                keys = [*map(id, legal)]
             # Commands are their own keys (hashed once, by the dict) when every type is known
             # to hash; a command holding a dict is keyed by its JSON instead.
-            if all(map(hashable.__contains__, map(type, legal))):
+            elif all(map(hashable.__contains__, map(type, legal))):
                 keys = legal
             else:
                 keys = [_key(engine, cmd) for cmd in legal]
         if expanded:
-            values = self.rollout(engine, state.freeze(), rand)
+            kernel_rollout = self.kernel_rollout
+            if kernel_rollout is not None:
+                values = kernel_rollout(state, rand)  # the kernel is this iteration's own
+            else:
+                values = self.rollout(engine, state.freeze(), rand)
         for visited in path:
-            visited.visits += 1
-            visited.reward += values[visited.seat]
+            visits = visited.visits + 1
+            reward = visited.reward + values[visited.seat]
+            visited.visits = visits
+            visited.reward = reward
+            visited.mean = reward / visits
         return True
+
+
+# UCB1's ``ln`` of an availability count, by count: a list's item costs much less than
+# ``math.log`` (whose optional base makes each call parse a tuple of arguments), and it is
+# read for every candidate weighed. Shared and grown by copy (a search in another thread
+# keeps the list it took), up to ``_LN_MAX`` counts; past that ``_Ln`` computes each.
+_LN: list[float] = [-math.inf]  # ln(0): never read (an availability count is at least 1)
+_LN_MAX = 1 << 20
+# The table's first size for a search on a time budget (doubled as its iterations go on).
+_LN_AHEAD = 4096
+
+
+class _Ln:
+    """``ln[n]`` is ``math.log(n)``: the table's stand-in past ``_LN_MAX``."""
+
+    __slots__ = ()
+
+    def __getitem__(self, n: int) -> float:
+        return math.log(n)
+
+
+def _ln_table(size: int) -> list[float] | _Ln:
+    """``math.log(n)`` at ``[n]`` for every ``n`` below ``size``."""
+    global _LN
+    if size > _LN_MAX:
+        return _Ln()
+    table = _LN
+    if len(table) < size:
+        table = table + [math.log(n) for n in range(len(table), size)]
+        _LN = table
+    return table
 
 
 def _dealer(

@@ -49,6 +49,11 @@ class Kernel:
     # Event types whose effect is already made by an earlier event's mutator (Fox's
     # ``trick_won`` is taken with the trick's last card): their mutator is a no-op by design.
     INERT: ClassVar[tuple[str, ...]] = ()
+    # Whether ``legal_commands`` hands out one shared object per distinct command (two equal
+    # commands it lists are the same object, as the engine's ``parse_command`` returns them
+    # too): search then tells the commands of its tree apart by identity, without hashing
+    # them (a frozen dataclass hashes in Python). A test of the game holds it.
+    SHARED_COMMANDS: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -15,6 +15,7 @@ MODULES = [
     "bench_feed",
     "bench_commitment_attack",
     "bench_fox_engine",
+    "bench_fox_iteration",
     "bench_gateway",
     "bench_kit_sprt",
     "bench_live_strength",

@@ -7,6 +7,7 @@ from typing import Any
 
 from shared.games.fox.cards import (
     ALL_CARDS,
+    CARD_COUNT,
     NOBODY,
     PHASE_NAMES,
     SUITS,
@@ -17,6 +18,9 @@ from shared.games.fox.cards import (
 from shared.games.fox.deductions import _cap_shift, _lacking, _set_under
 from shared.games.fox.state import Game, State, pack_tally
 from shared.games.rng import Rng
+
+# A card's bit (``1 << card``), by card.
+_BIT = tuple(1 << card for card in range(CARD_COUNT))
 
 
 def determinize(view: Mapping[str, Any], seat: int, rng: Rng) -> State:
@@ -114,6 +118,8 @@ def determinizer(view: Mapping[str, Any], seat: int) -> Callable[[Rng], State]:
     known_pair = (known[0], known[1])
     returned_pair = (returned[0], returned[1])
     unknown_slots = slots.count(None)
+    # No deck slot known to this seat (the common case): the deck is the cards left, in order.
+    blind_deck = unknown_slots == len(slots)
 
     def deal(rng: Rng) -> State:
         opponent = known[other]
@@ -135,12 +141,16 @@ def determinizer(view: Mapping[str, Any], seat: int) -> Callable[[Rng], State]:
             raise ValueError("the view does not account for the 33 cards")
         if len(pool) < need:
             raise ValueError("the opponent's deductions leave too few cards for its hand")
-        opponent |= mask_of(pool[:need])
+        # The cards' bits are distinct: their sum is their union (``mask_of``), summed in C.
+        opponent |= sum(map(_BIT.__getitem__, pool[:need]))
         left = pool[need:]
         if banned_cards:
             left = rng.shuffle([*left, *banned_cards])
-        rest = iter(left)
-        deck = tuple(next(rest) if c is None else c for c in deck_slots)
+        if blind_deck and deck_slots is slots:
+            deck = tuple(left)  # every slot takes the next card left: all of them, in order
+        else:
+            rest = iter(left)
+            deck = tuple(next(rest) if c is None else c for c in deck_slots)
         h0, h1 = (own, opponent) if seat == 0 else (opponent, own)
         return (phase, turn, h0, h1, leader, lead, second, played, decree, deck,
                 tally, known_pair, returned_pair, voids, last_tuple, game)  # fmt: skip

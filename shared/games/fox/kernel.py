@@ -9,7 +9,9 @@ statement of how each event changes the state; ``apply`` checks a command agains
 event to ``emit`` as it goes. The engine's ``decide``/``evolve`` are derived from it
 (``decide_with``/``evolve_with``), and search plays on it directly: a play-out on a lean
 kernel (no deductions kept), each command drawn from the kernel's listing and applied past
-the checks (``apply_listed``, the mutators run without ``emit``).
+the checks (``apply_listed``, the mutators run without ``emit``). Three mutators state their
+rule from the event's fields (``_card_played``, ``_round_scored``, ``_game_ended``), so that a
+play-out, which records nothing, builds no event object for its moves and its round's end.
 
 Speed is part of the rules' shape here: the hot path (a card played) reads tables built at
 import (the trick's result, the deductions a follow sets, who acts next), hands out shared
@@ -124,6 +126,9 @@ class FoxKernel(Kernel):
     INERT: ClassVar[tuple[str, ...]] = (
         "trick_won",
     )  # taken with the trick's last card: see module doc
+    # Its listings hand out the shared command objects of ``messages`` (one per command), the
+    # ones ``parse_command`` returns (``tests/unit/test_fox_search_fast.py``).
+    SHARED_COMMANDS: ClassVar[bool] = True
 
     phase: int
     turn: int
@@ -200,6 +205,12 @@ class FoxKernel(Kernel):
         """None while the game runs; then scores, winners, ranks and whether it is a draw."""
         return _outcome(self.phase, self.game)
 
+    def winners(self) -> tuple[int, ...] | None:
+        """``outcome()["winners"]`` (None while the game runs), without the outcome's dict."""
+        if self.phase != PHASE_OVER:
+            return None
+        return _WINNERS[_final_ranks(self.game)]
+
     # --- commands -------------------------------------------------------------------------
 
     def apply(self, seat: int, command: Any, rng: Rng, emit: Emit) -> None:
@@ -256,32 +267,32 @@ class FoxKernel(Kernel):
         if self.phase:  # a Fox or Woodcutter waits for its owner
             self._answer(seat, command, rng, emit)
             return
-        # Playing a card is the hot path of search bots' play-outs: literals and tables.
+        # Playing a card is the hot path of search bots' play-outs: literals and tables; with
+        # nothing recording, ``card_played``'s rule runs from its fields (no event looked up).
         card = command.card
         rank0 = card % 11  # rank - 1
-        played = _CARD_PLAYED[seat][card]
         if rank0 == 4:  # Woodcutter: the draw is the deck's top card; the return comes next
             drawn = _CARD_DRAWN[seat][self.deck[0]]
             if emit is None:
-                self._on_card_played(played)
+                self._card_played(seat, card)
                 self._on_card_drawn(drawn)
             else:
-                emit(played)
+                emit(_CARD_PLAYED[seat][card])
                 emit(drawn)
             return
         lead = self.lead
         if lead < 0 or rank0 == 2:  # a lead, or a Fox whose owner decides before the trick ends
             if emit is None:
-                self._on_card_played(played)
+                self._card_played(seat, card)
             else:
-                emit(played)
+                emit(_CARD_PLAYED[seat][card])
             return
         # The trick's second card: its mutator takes the trick (by the table ``won`` is from).
         if emit is None:
-            self._on_card_played(played)
+            self._card_played(seat, card)
         else:
             won = _TRICK_RESULT[self.leader * 33 + self.decree][lead * 33 + card][0]
-            emit(played)
+            emit(_CARD_PLAYED[seat][card])
             emit(won)
         if self.tally & 15 == TRICKS_PER_ROUND:  # the low 4 bits count the tricks taken
             self._end_round(rng, emit)
@@ -317,9 +328,10 @@ class FoxKernel(Kernel):
             self._end_round(rng, emit)
 
     def _end_round(self, rng: Rng, emit: Emit | None) -> None:
-        """After the 13th trick: ``round_scored``, then the next deal or ``game_ended``."""
-        if emit is None:
-            emit = self.on
+        """After the 13th trick: ``round_scored``, then the next deal or ``game_ended``.
+
+        With ``emit`` None (nothing records the events: a play-out) the mutators' own rules
+        (``_round_scored``, ``_game_ended``) run without the event objects being built."""
         tally = self.tally
         tricks = (tally >> 4 & 15, tally >> 8 & 15)
         treasure = (tally >> 12 & 15, tally >> 16 & 15)
@@ -327,26 +339,34 @@ class FoxKernel(Kernel):
         total = (points[0] + treasure[0], points[1] + treasure[1])
         game = self.game
         scores = (game.scores[0] + total[0], game.scores[1] + total[1])
-        emit(
-            RoundScored(
-                round=game.round,
-                tricks=tricks,
-                points=points,
-                treasure=treasure,
-                total=total,
-                scores=scores,
+        over = max(scores) >= game.target
+        if emit is None:
+            self._round_scored(tricks, points, treasure, total, scores)
+            if over:
+                self._game_ended()
+                return
+        else:
+            emit(
+                RoundScored(
+                    round=game.round,
+                    tricks=tricks,
+                    points=points,
+                    treasure=treasure,
+                    total=total,
+                    scores=scores,
+                )
             )
-        )
-        if max(scores) >= game.target:
-            ranks = _ranks(scores, total)
-            winners = _WINNERS[ranks]
-            emit(GameEnded(scores=scores, winners=winners, ranks=ranks, draw=len(winners) == 2))
-        elif self.lean:
+            if over:
+                ranks = _ranks(scores, total)
+                winners = _WINNERS[ranks]
+                emit(GameEnded(scores=scores, winners=winners, ranks=ranks, draw=len(winners) == 2))
+                return
+        if self.lean:
             # A lean kernel plays to the round's end (a play-out reads the scores there): the
             # next deal is drawn as the rules draw it, and not dealt.
             _draw_deal(rng)
         else:
-            emit(_deal_event(game.round + 1, 1 - game.dealer, _shuffle(rng)))
+            (emit or self.on)(_deal_event(game.round + 1, 1 - game.dealer, _shuffle(rng)))
 
     # --- mutators: the only statement of how each event changes the state -----------------
 
@@ -363,8 +383,10 @@ class FoxKernel(Kernel):
                      e.decree, tuple(e.deck), 0, (0, 0), (0, 0), 0, None, game))  # fmt: skip
 
     def _on_card_played(self, e: CardPlayed) -> None:
-        seat = e.seat
-        card = e.card
+        self._card_played(e.seat, e.card)
+
+    def _card_played(self, seat: int, card: int) -> None:
+        """``card_played``'s rule, from its fields (a play-out's moves build no event)."""
         bit = 1 << card
         if seat:
             self.hand1 ^= bit
@@ -463,14 +485,29 @@ class FoxKernel(Kernel):
         _effect_done(self, seat)
 
     def _on_round_scored(self, e: RoundScored) -> None:
+        self._round_scored(e.tricks, e.points, e.treasure, e.total, e.scores)
+
+    def _round_scored(
+        self,
+        tricks: tuple[int, int],
+        points: tuple[int, int],
+        treasure: tuple[int, int],
+        total: tuple[int, int],
+        scores: tuple[int, int],
+    ) -> None:
+        """``round_scored``'s rule, from its fields (a play-out's round end builds no event)."""
         target, first_dealer, dealer, round_, _, history = self.game
-        history += ((e.tricks, e.points, e.treasure, e.total),)
-        self.game = _new_game(Game, (target, first_dealer, dealer, round_, e.scores, history))
+        history += ((tricks, points, treasure, total),)
+        self.game = _new_game(Game, (target, first_dealer, dealer, round_, scores, history))
         # The round's Treasure is in the new totals now; its tricks stay visible until the deal.
         self.tally &= 0xFFF
         self.turn = NOBODY
 
     def _on_game_ended(self, e: GameEnded) -> None:
+        self._game_ended()
+
+    def _game_ended(self) -> None:
+        """``game_ended``'s rule (its fields are the record of the scores: nothing here)."""
         self.phase = PHASE_OVER
         self.turn = NOBODY
 
@@ -537,12 +574,15 @@ def _outcome(phase: int, game: Game) -> dict[str, Any] | None:
     """Most points wins; a tie goes to more points in the last round; still tied, both win."""
     if phase != PHASE_OVER:
         return None
-    scores = game.scores
-    last = game.history[-1][3] if game.history else (0, 0)
-    ranks = _ranks(scores, last)
+    ranks = _final_ranks(game)
     winners = _WINNERS[ranks]
-    return {"scores": list(scores), "winners": list(winners), "ranks": list(ranks),
+    return {"scores": list(game.scores), "winners": list(winners), "ranks": list(ranks),
             "draw": len(winners) == 2}  # fmt: skip
+
+
+def _final_ranks(game: Game) -> tuple[int, int]:
+    """The ranks of a finished game: by its scores, a tie by the last round's points."""
+    return _ranks(game.scores, game.history[-1][3] if game.history else (0, 0))
 
 
 def _ranks(scores: tuple[int, int], last: tuple[int, int]) -> tuple[int, int]:

@@ -69,6 +69,10 @@ class Draws:
         return tuple(out)
 
 
+# The winners of a finished game -> ``rewards`` of its outcome.
+_REWARDS = {(0,): (1.0, 0.0), (1,): (0.0, 1.0), (0, 1): (0.5, 0.5)}
+
+
 def rewards(result: Mapping[str, Any]) -> list[float]:
     """``ismcts.rewards`` of an ``outcome``: 1 to a sole winner, 1/2 each for a draw."""
     winners = result["winners"]
@@ -149,7 +153,15 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
     and the kernel's ``apply_listed`` (the listed command, not checked again) on a lean kernel
     (no deductions kept: nothing here reads them); a deal draws through the same ``Draws``.
     """
-    kernel = FoxKernel.thaw_lean(state)
+    return kernel_rollout(FoxKernel.thaw_lean(state), rand)
+
+
+def kernel_rollout(kernel: FoxKernel, rand: random.Random) -> list[float]:
+    """``random_playout`` from the state ``kernel`` holds, played on ``kernel`` itself (made
+    lean: its deductions go stale, so it is spent; ISMCTS's ``kernel_rollout`` hook, for the
+    kernel its tree walked to the leaf, which it throws away afterwards): the same draws and
+    values as ``random_playout(kernel.freeze(), rand)`` without the freeze and the thaw."""
+    kernel.lean = True
     if kernel.turn > 1:  # nobody to act: a play-out from a finished game
         result = kernel.outcome()
         if result is None:
@@ -176,9 +188,9 @@ def random_playout(state: State, rand: random.Random) -> list[float]:
         if kernel.game is not game:
             # The round was scored (a mutator replaced the game's record): the game is over,
             # or the next deal is drawn (a lean kernel does not deal it).
-            result = kernel.outcome()
-            if result is not None:
-                return rewards(result)
+            winners = kernel.winners()
+            if winners is not None:
+                return list(_REWARDS[winners])  # ``rewards(kernel.outcome())``
             scores = kernel.game.scores
             value = match_value(scores[0], scores[1], game.target)
             return [value, 1.0 - value]
