@@ -52,6 +52,14 @@ def bootstrap(
         )
         if clock is not None:
             ports.clock = clock
+        if settings.archive_url:
+            from shared.adapters.archived import ArchiveBackedDirectory, ArchiveBackedStore
+            from shared.archive import open_archive
+
+            archive = open_archive(settings.archive_url)
+            ports.archive = archive
+            ports.store = ArchiveBackedStore(ports.store, archive)
+            ports.directory = ArchiveBackedDirectory(ports.directory, archive)
     else:
         raise ValueError(f"unknown backend {backend!r}")
     from shared.adapters.webhook import HttpWebhooks

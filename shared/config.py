@@ -49,6 +49,9 @@ def _rate_limits(env: Mapping[str, str]) -> dict[str, str]:
 # Seconds a refused command's outcome stays readable (and stored): long enough for a client
 # that did not wait to read it, short enough that a flood of illegal commands cannot fill Redis.
 DEFAULT_REJECTED_TTL = 600
+# Seconds a finished game stays in Redis before it moves to the archive: its players' last
+# reads and its scoring come first; every read works the same once it has moved.
+DEFAULT_ARCHIVE_AFTER_S = 60.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,6 +153,11 @@ class Settings:
     # ready), and past which it is not ready (Redis refusing writes is never ready).
     redis_memory_warn: float = DEFAULT_REDIS_MEMORY_WARN
     redis_memory_critical: float = DEFAULT_REDIS_MEMORY_CRITICAL
+    # The archive of finished games (``shared.archive``): where it is (``archive_location``;
+    # "" for none: finished games stay in Redis), and how long a finished, scored game stays
+    # in Redis before it moves there (less when Redis's memory is past the warning share).
+    archive_url: str = ""
+    archive_after_s: float = DEFAULT_ARCHIVE_AFTER_S
 
     @property
     def celery_broker_url(self) -> str:
@@ -177,7 +185,10 @@ class Settings:
         file ``TABLETOP_BOT_SECRET_FILE``, else ``<TABLETOP_DATA_DIR or ./run>/bot-secret``:
         ``bot_secret_path``) and ``TABLETOP_BOT_WEBHOOK_HOSTS`` (registered bots),
         ``TABLETOP_RATE_BOTS``, ``TABLETOP_REDIS_MEMORY_WARN`` and
-        ``TABLETOP_REDIS_MEMORY_CRITICAL`` (``/readyz``'s memory thresholds: 0.8, 80 or 80%).
+        ``TABLETOP_REDIS_MEMORY_CRITICAL`` (``/readyz``'s memory thresholds: 0.8, 80 or 80%),
+        ``TABLETOP_ARCHIVE_URL`` (the archive: ``postgresql://...``, ``sqlite:///path`` or a
+        path; else ``archive.sqlite3`` in the data directory; ``off`` for none) and
+        ``TABLETOP_ARCHIVE_AFTER_S`` (seconds a finished game stays in Redis first).
         Raises ``SettingsError`` on a cluster without a broker URL: every process would
         otherwise start and fail at its first bot turn; and on memory thresholds that are no
         share of maxmemory, or a warning past the critical one."""
@@ -217,7 +228,20 @@ class Settings:
             ),
             redis_memory_warn=warn,
             redis_memory_critical=critical,
+            archive_url=_archive_url(env),
+            archive_after_s=max(
+                0.0, float(env.get("TABLETOP_ARCHIVE_AFTER_S", str(DEFAULT_ARCHIVE_AFTER_S)))
+            ),
         )
+
+
+def _archive_url(env: Mapping[str, str]) -> str:
+    """The archive's location, or "" when ``TABLETOP_ARCHIVE_URL`` is ``off``."""
+    from shared.archive import archive_location
+
+    if env.get("TABLETOP_ARCHIVE_URL", "").strip().lower() in ("off", "none", "0"):
+        return ""
+    return archive_location(env)
 
 
 MISSING_BROKER = (

@@ -6,6 +6,7 @@ import os
 import signal
 
 from services.celery_client import make_dispatcher
+from services.worker.archiver import Archiver
 from services.worker.consumer import StreamConsumer
 from services.worker.deadlines import DeadlineScheduler
 from shared import logs
@@ -45,4 +46,14 @@ def run(game_type: str) -> None:
     # With TABLETOP_METRICS_PORT: this process's own /metrics (its own files alone when they
     # are in the directory the stack's workers share).
     metrics.serve(metrics.own_registry())
+    archive = consumer.app.ports.archive
+    if archive is not None:  # finished games move out of Redis (one worker sweeps at a time)
+        settings = Settings.from_env()
+        Archiver(
+            consumer.app,
+            archive,
+            after_s=settings.archive_after_s,
+            memory_warn=settings.redis_memory_warn,
+            stop_event=consumer.stop_event,
+        ).start()
     consumer.run()

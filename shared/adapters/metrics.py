@@ -115,6 +115,16 @@ STORE_FULL_WAITING = Gauge(
     multiprocess_mode="livemax",
 )
 
+ARCHIVE_MOVED = Counter(
+    "tabletop_archive_moved",
+    "Finished games moved from Redis to the archive (services/worker/archiver.py)",
+)
+ARCHIVE_REFUSED = Counter(
+    "tabletop_archive_refused",
+    "Finished games the archiver would not move (a broken chain, a head that moved, another "
+    "log under the id): kept in Redis, each logged",
+)
+
 LAG_CAP = 10_000  # entries counted past a group's last delivered id on a server without "lag"
 PORT_SPAN = 64  # ports tried from TABLETOP_METRICS_PORT upward
 

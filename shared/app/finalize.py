@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shared.app import tournaments
+from shared.app.archiving import is_archived
 from shared.app.bots import BOT_TURN, REGISTERED
 from shared.app.context import App
 from shared.app.results import rating_update, registered_ids, result_doc
@@ -34,6 +35,10 @@ def finalize_record(app: App, record: GameRecord) -> Finalized:
     outcome = record.outcome
     if outcome is None:
         return Finalized.NOT_OVER
+    if is_archived(app, record.id):
+        # Archived once scored and counted (``shared.app.archiving``): a task run again after
+        # that must not count or rate it a second time.
+        return Finalized.DONE
     if app.ports.directory.record_result(record.id, result_doc(record)):
         count_bot_turns(app, record)
     rate_bots(app, record, outcome)

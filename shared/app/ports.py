@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from shared.app.client_ports import IdempotencyStore, SearchShares
 from shared.app.game_ports import Clock, CommandBus, Notifier, ReadModels
+from shared.archive.port import Archive
 from shared.store.port import EventStore
 
 
@@ -468,6 +469,9 @@ class Ports:
     shards: int = 1
     ping: Callable[[], bool] = lambda: True
     client: Any = None  # the backend's client, for entry points that read it (stream consumers)
+    # Where finished games move from Redis (``shared.archive``; None: they stay): the store and
+    # the directory read through to it (``shared.adapters.archived``).
+    archive: Archive | None = None
 
     def unit(self, extra: Callable[[Any], None] | None = None) -> AbstractContextManager[None]:
         """Group the writes in the block; ``extra(pipeline)`` may add one of the caller's own

@@ -17,12 +17,12 @@ from shared.app import bots
 from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import key_matches, seat_for_token
+from shared.archive.port import GameRow
 from shared.games.base import Engine
 from shared.games.rng import bot_random
 from shared.match import fairness
 from shared.match.projections import AUDITOR, projection_json, visible_events
 from shared.match.projections import view as projected_view
-from shared.match.record import fold
 from shared.tournaments.plan import game_id as tournament_game_id
 
 SEAT = "seat"
@@ -107,19 +107,21 @@ def view(app: App, game_id: str, seat: int | None) -> dict[str, Any] | None:
 
 
 def _stored_view(app: App, game_id: str, seat: int | None) -> bytes | None:
-    """The stored view; a seat's view that is not stored is folded from the game's log. A
-    tournament's game stores its public view alone (no one plays its seats: an auditor who
-    asks for a seat's view gets it from here)."""
+    """The stored view; one that is not stored is folded from the game's log: a seat's view
+    of a tournament's game (it stores its public view alone: no one plays its seats, and an
+    auditor who asks for one gets it from here), and any view of a game that has moved to
+    the archive (``shared.app.archiving``: the same projection of the same final record)."""
     raw = app.ports.read_models.read(game_id, seat)
-    if raw is not None or seat is None:
+    if raw is not None:
         return raw
     entry = app.entry(game_id)
-    if entry is None or not 0 <= seat < len(entry.token_hashes):
+    if entry is None or (seat is not None and not 0 <= seat < len(entry.token_hashes)):
         return None
-    envelopes = app.ports.store.read(game_id)
-    if not envelopes:
+    try:
+        record = app.load(game_id)
+    except LookupError:
         return None
-    return projection_json(projected_view(fold(game_id, envelopes), seat)).encode()
+    return projection_json(projected_view(record, seat)).encode()
 
 
 def events(
@@ -130,7 +132,10 @@ def events(
     engine: Engine = games.get(game_type(app, game_id))
     store = app.ports.store
     version, _ = store.head(game_id)
-    envs = store.read(game_id, after=after, limit=limit)
+    # An archived game's pages come from the archive (``read`` after a version asks Redis
+    # alone: the hot path of every command).
+    read = getattr(store, "read_any", store.read)
+    envs = read(game_id, after=after, limit=limit)
     reader: int | str | None = AUDITOR if caller_.role == AUDITOR_ROLE else caller_.seat
     return {"game": game_id, "version": version, "events": visible_events(engine, envs, reader)}
 
@@ -175,6 +180,9 @@ def _check_open_log(app: App, game_id: str, caller_: Caller, what: str) -> None:
 
 STATUSES = ("waiting", "active", "finished")
 LIST_SCAN = 500  # games looked at per page at most, so a rare filter cannot scan everything
+# A lobby cursor past the games Redis holds pages on through the archive's: ``a`` and the
+# archive's own cursor.
+ARCHIVED_CURSOR = "a"
 
 
 def list_lobby(
@@ -183,14 +191,21 @@ def list_lobby(
     game: str | None = None,
     status: str | None = None,
     limit: int = 20,
-    cursor: int = 0,
+    cursor: str | int | None = 0,
     tournament: str | None = None,
 ) -> dict[str, Any]:
     """``GET /v1/games``: listed games, newest first, with their status (``waiting`` for
     players or client seeds, ``active``, ``finished``), seats (name, bot, open), version and
-    creation time; ``next_cursor`` continues the list (None at its end). A tournament's games
-    are not in it: ``tournament`` lists that tournament's games instead, in game order (each
-    with its ``tournament`` {id, index}); AppError ``tournament/not_found``."""
+    creation time; ``next_cursor`` continues the list (None at its end). The games Redis
+    holds come first, then the finished games moved to the archive, newest first. A
+    tournament's games are not in it: ``tournament`` lists that tournament's games instead, in
+    game order (each with its ``tournament`` {id, index}), wherever they are kept; AppError
+    ``tournament/not_found``. ValueError for a cursor this list did not give."""
+    text = "0" if cursor is None else str(cursor)
+    if tournament is None and text.startswith(ARCHIVED_CURSOR):
+        return _list_archived(app, game, status, limit, text[len(ARCHIVED_CURSOR) :] or None)
+    if not text.isdigit():
+        raise ValueError(f"not a cursor of this list: {text!r}")
     if tournament is not None:
         entry = app.ports.tournaments.get(tournament)
         if entry is None:
@@ -207,7 +222,7 @@ def list_lobby(
             return directory.list_games(offset=offset, limit=size, newest=True, lobby=True)
 
     items: list[dict[str, Any]] = []
-    offset = cursor
+    offset = int(text)
     scanned = 0
     ids: list[str] = ["start"]
     while len(items) < limit and scanned < LIST_SCAN and ids:
@@ -220,8 +235,52 @@ def list_lobby(
                 items.append(item)
                 if len(items) >= limit:
                     break
-    more = bool(page(offset, 1))
-    return {"games": items, "next_cursor": str(offset) if more else None}
+    if page(offset, 1):
+        return {"games": items, "next_cursor": str(offset)}
+    if tournament is not None or app.ports.archive is None or status not in (None, "finished"):
+        return {"games": items, "next_cursor": None}
+    # Redis's games are all listed: the archived ones follow.
+    if len(items) >= limit:
+        return {"games": items, "next_cursor": ARCHIVED_CURSOR}
+    more = _list_archived(app, game, status, limit - len(items), None)
+    return {"games": items + more["games"], "next_cursor": more["next_cursor"]}
+
+
+def _list_archived(
+    app: App, game: str | None, status: str | None, limit: int, cursor: str | None
+) -> dict[str, Any]:
+    """A page of the lobby's games that moved to the archive (all finished), newest first."""
+    archive = app.ports.archive
+    if archive is None or status not in (None, "finished"):
+        return {"games": [], "next_cursor": None}
+    found = archive.list_games(game=game, lobby=True, cursor=cursor, limit=limit)
+    results = app.ports.directory.results([row.game_id for row in found.items])
+    items = [
+        _archived_item(row, result)
+        for row, result in zip(found.items, results, strict=True)
+        if row.finished
+    ]
+    after = found.next_cursor
+    return {"games": items, "next_cursor": None if after is None else ARCHIVED_CURSOR + after}
+
+
+def _archived_item(row: GameRow, result: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The list's item of an archived game: what ``_listed`` gives from its public view (its
+    seats as the view shows them: the stored result's, numbered)."""
+    seats = (result or {}).get("seats")
+    if seats is None:  # archived without its result: the row's names and bots
+        seats = [{"name": s["name"], "bot": s["bot"]} for s in row.seats]
+    item: dict[str, Any] = {
+        "id": row.game_id,
+        "game": row.game,
+        "status": "finished",
+        "seats": [{"seat": i, **s} for i, s in enumerate(seats)],
+        "version": row.version,
+        "created_at": row.created_at,
+    }
+    if row.tournament_id is not None:
+        item["tournament"] = {"id": row.tournament_id, "index": row.tournament_index}
+    return item
 
 
 def _listed(app: App, gid: str, game: str | None, status: str | None) -> dict[str, Any] | None:
@@ -229,7 +288,7 @@ def _listed(app: App, gid: str, game: str | None, status: str | None) -> dict[st
     tournament's game to come) or not of the ``game`` and ``status`` asked for."""
     raw = app.ports.read_models.read(gid, None)
     if raw is None:
-        return None
+        return _listed_archived(app, gid, game, status)
     doc = json.loads(raw)
     if doc.get("listed") is False:
         return None
@@ -252,6 +311,19 @@ def _listed(app: App, gid: str, game: str | None, status: str | None) -> dict[st
     if doc.get("tournament") is not None:
         item["tournament"] = doc["tournament"]
     return item
+
+
+def _listed_archived(
+    app: App, gid: str, game: str | None, status: str | None
+) -> dict[str, Any] | None:
+    """``_listed`` of a game that moved to the archive (None when it did not)."""
+    archive = app.ports.archive
+    if archive is None or status not in (None, "finished"):
+        return None
+    row = archive.game(gid)
+    if row is None or not row.listed or (game and row.game != game):
+        return None
+    return _archived_item(row, app.ports.directory.result(gid))
 
 
 def command_status(

@@ -28,8 +28,10 @@ from shared.match.record import GameRecord
 # packed (``shared.archive.packing``: without the prev_hash each line repeats) and compressed
 # with zstd (with the game type's dictionary, when the archive has one).
 LOG_FORMAT = 1
-# The archive's tables; an archive made by a newer build is refused (``ArchiveFormatError``).
-SCHEMA_VERSION = 1
+# The archive's tables; an archive made by a newer build is refused (``ArchiveFormatError``),
+# one made by an older build is brought up to this one when opened (``SqlArchive._open``).
+# 2: ``game_access`` (what the service needs to serve an archived game as it served it live).
+SCHEMA_VERSION = 2
 # The key of ``game_created``'s data that records the rules version a game was decided under
 # (absent from games created before rules were versioned: their rows say None).
 RULES_VERSION = "rules_version"
@@ -156,6 +158,10 @@ class FinishedGame:
     game_id: str
     envelopes: Sequence[Envelope]
     record: GameRecord | None = None
+    # What the service needs to go on serving the game as it did live and that its log does
+    # not hold: its directory entry (roster token hashes, shard, owner) and stored result.
+    # Never served as it is (``Archive.access``); None: none kept.
+    access: Mapping[str, Any] | None = None
 
 
 T = TypeVar("T")
@@ -214,6 +220,14 @@ class Archive(Protocol):
 
     def export(self, game_id: str) -> bytes | None:
         """The game's export, byte for byte the one archived; None when it is not archived."""
+        ...
+
+    def access(self, game_id: str) -> dict[str, Any] | None:
+        """The ``FinishedGame.access`` document archived with the game, or None."""
+        ...
+
+    def accesses(self, game_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+        """``access`` of each, in order, in a few statements."""
         ...
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:

@@ -13,7 +13,8 @@ Tables:
 - ``logs``: the game's export by ``seq``: a zstd frame of it packed (``shared.archive.packing``),
   how it is packed (``form``), and the id of its dictionary (0: none);
 - ``bot_games``: the per-bot index (bot id, seq);
-- ``tournaments`` and ``bot_stats``: JSON documents.
+- ``tournaments`` and ``bot_stats``: JSON documents;
+- ``game_access``: a game's ``FinishedGame.access`` document by ``seq`` (schema 2).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class _Prepared:
     form: int  # how ``frame`` holds it (``shared.archive.packing``)
     dict_id: int
     frame: bytes
+    access: Mapping[str, Any] | None = None
 
 
 class SqlArchive:
@@ -104,7 +106,7 @@ class SqlArchive:
 
     def put_games(self, games: Sequence[FinishedGame]) -> list[bool]:
         """See ``Archive.put_games``."""
-        prepared = [self._prepare(g.game_id, g.envelopes, g.record) for g in games]
+        prepared = [self._prepare(g.game_id, g.envelopes, g.record, g.access) for g in games]
         out: list[bool] = []
         with self._db.write() as tx:
             for p in prepared:
@@ -153,6 +155,26 @@ class SqlArchive:
         with self._db.read() as tx:
             rows = tx.run(f"SELECT {_LOG} WHERE g.game_id = ?", (game_id,))
         return self._export(rows[0]) if rows else None
+
+    def access(self, game_id: str) -> dict[str, Any] | None:
+        """See ``Archive.access``."""
+        return self.accesses([game_id])[0]
+
+    def accesses(self, game_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+        """See ``Archive.accesses``: a statement per 500 ids."""
+        found: dict[str, dict[str, Any]] = {}
+        ids = list(dict.fromkeys(game_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ", ".join("?" * len(chunk))
+            with self._db.read() as tx:
+                rows = tx.run(
+                    "SELECT g.game_id, a.doc FROM games g JOIN game_access a ON a.seq = g.seq "
+                    f"WHERE g.game_id IN ({marks})",
+                    chunk,
+                )
+            found.update((str(gid), orjson.loads(doc)) for gid, doc in rows)
+        return [found.get(gid) for gid in game_ids]
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``Archive.read``."""
@@ -251,11 +273,15 @@ class SqlArchive:
                     f"the archive's schema is version {version}, newer than this build's "
                     f"{SCHEMA_VERSION}: run a newer tabletop on it"
                 )
-            if version is None:
+            if version is None or version < SCHEMA_VERSION:
+                # A new archive, or an older build's: every statement is idempotent (IF NOT
+                # EXISTS), so an older archive gains the tables added since, in this same
+                # transaction as its new version number.
                 for statement in statements:
                     tx.run(statement)
                 tx.run(
-                    "INSERT INTO archive_meta (key, value) VALUES ('schema', ?)",
+                    "INSERT INTO archive_meta (key, value) VALUES ('schema', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(SCHEMA_VERSION),),
                 )
             for game, data in sorted(dictionaries.items()):
@@ -283,14 +309,18 @@ class SqlArchive:
         return bytes(rows[0][0]) if rows else None
 
     def _prepare(
-        self, game_id: str, envelopes: Sequence[Envelope], record: GameRecord | None
+        self,
+        game_id: str,
+        envelopes: Sequence[Envelope],
+        record: GameRecord | None,
+        access: Mapping[str, Any] | None = None,
     ) -> _Prepared:
         """The row, digest and frame of a game: the work done before the transaction."""
         row = game_row(game_id, envelopes, record)
         raw = export_bytes(envelopes)
         form, packed = pack(envelopes, raw)
         did, frame = self._codec.compress(row.game, packed)
-        return _Prepared(row=row, raw=raw, form=form, dict_id=did, frame=frame)
+        return _Prepared(row=row, raw=raw, form=form, dict_id=did, frame=frame, access=access)
 
     def _insert(self, tx: Tx, p: _Prepared) -> bool:
         """Insert one game in the open transaction: True, or False when the same log is
@@ -314,6 +344,8 @@ class SqlArchive:
             return False
         seq = int(inserted[0][0])
         self._write_log(tx, seq, p)
+        if p.access is not None:
+            tx.run("INSERT INTO game_access (seq, doc) VALUES (?, ?)", (seq, _json(p.access)))
         for bot in row.bot_ids:
             tx.run("INSERT INTO bot_games (bot_id, seq) VALUES (?, ?)", (bot, seq))
         return True

@@ -47,6 +47,7 @@ DDL = (
     "CREATE TABLE IF NOT EXISTS tournaments (seq INTEGER PRIMARY KEY, "
     "tournament_id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS bot_stats (bot_id TEXT PRIMARY KEY, doc TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS game_access (seq INTEGER PRIMARY KEY, doc TEXT NOT NULL)",
 )
 
 

@@ -653,6 +653,29 @@ def test_an_archive_of_a_newer_schema_is_refused(location: str) -> None:
         open_archive(location)
 
 
+def test_an_archive_of_schema_1_gains_the_access_table_and_keeps_its_games(
+    location: str, logs: Logs
+) -> None:
+    gid, log = logs.tournament[0]
+    archive = open_archive(location)
+    assert isinstance(archive, SqliteArchive | PostgresArchive)
+    archive.put_game(gid, log)
+    export = archive.export(gid)
+    with archive.database.write() as tx:  # as the build before schema 2 left it
+        tx.run("DROP TABLE game_access")
+        tx.run("UPDATE archive_meta SET value = '1' WHERE key = 'schema'")
+    archive.close()
+    upgraded = open_archive(location)
+    try:
+        assert _count(location, "SELECT value FROM archive_meta WHERE key = 'schema'") == 2
+        assert upgraded.export(gid) == export and upgraded.access(gid) is None
+        other, other_log = logs.tournament[1]
+        upgraded.put_games([FinishedGame(other, other_log, access={"entry": {"game": "fox"}})])
+        assert upgraded.accesses([gid, other, "nope"]) == [None, {"entry": {"game": "fox"}}, None]
+    finally:
+        upgraded.close()
+
+
 def test_open_archive_chooses_by_location(tmp_path: Path, postgres_url: str) -> None:
     plain = open_archive(str(tmp_path / "a" / "one.sqlite3"))
     url = open_archive(f"sqlite://{tmp_path}/two.sqlite3")
