@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.installed
 # fresh clone's first start need not wait for them.
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean browser postgres
+.PHONY: run test test-unit test-integration test-e2e bench lint openapi venv clean browser postgres \
+        plots
 
 # The bot kit (sdk/python, package tabletop-client) after the project: the CLIs and tests use it.
 $(STAMP): pyproject.toml sdk/python/pyproject.toml
@@ -67,6 +68,13 @@ postgres:
 
 run: $(RUN_STAMP)
 	$(BIN)/tabletop run
+
+# `tabletop tournament ... --plots DIR` draws with matplotlib, the `plots` extra: `make run`
+# installs the runtime only (`make test`'s dev extra has it already). Installs it into .venv.
+plots: $(RUN_STAMP)
+	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || \
+	  $(BIN)/python -m pip install --quiet -e '.[plots]'
+	@echo "matplotlib is installed in $(VENV): tabletop tournament --plots DIR draws its charts"
 
 test: $(STAMP) browser postgres
 	$(BIN)/ruff check .

@@ -12,18 +12,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from services.cli_args import API_HELP, default_api, parse_bot
+from services.cli_args import API_HELP, default_api, parse_bot, plain
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``tabletop`` console script."""
-    parser = argparse.ArgumentParser(prog="tabletop", description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    """The ``tabletop`` command line: every subcommand and option, each with its help."""
+    parser = argparse.ArgumentParser(prog="tabletop", description=plain(__doc__))
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     run = sub.add_parser("run", help="start Redis (unless REDIS_URL), gateway, workers, Celery")
-    run.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    run.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("PORT", "8000")),
+        help="the gateway's port: the web page, the API and /docs (default: PORT, else 8000)",
+    )
     run.add_argument(
         "--redis-port",
         type=int,
@@ -31,7 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="port for the redis-server it starts (default: REDIS_PORT, else free)",
     )
     run.add_argument(
-        "--gateway-workers", type=int, default=int(os.environ.get("GATEWAY_WORKERS", "2"))
+        "--gateway-workers",
+        type=int,
+        default=int(os.environ.get("GATEWAY_WORKERS", "2")),
+        help="gunicorn worker processes of the gateway (default: GATEWAY_WORKERS, else 2)",
     )
     run.add_argument(
         "--workers",
@@ -47,32 +55,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     worker = sub.add_parser("worker", help="consume one game type's command streams")
-    worker.add_argument("--game", required=True)
+    worker.add_argument("--game", required=True, help="the game type whose commands it decides")
 
     sim = sub.add_parser("simulate", help="play bot games in-process (no Redis)")
-    sim.add_argument("--game", required=True)
-    sim.add_argument("--games", type=int, default=100)
+    sim.add_argument("--game", required=True, help="the game type: fox, skull or skye")
+    sim.add_argument("--games", type=int, default=100, help="games to play (default: 100)")
     sim.add_argument(
         "--seed",
         default=None,
         help="game i plays seed SEED:i (default: one drawn at random, printed to repeat the run)",
     )
-    sim.add_argument("--players", type=int, default=None)
+    sim.add_argument(
+        "--players",
+        type=int,
+        default=None,
+        help="seats a game (default: one per --bots entrant, else the game's fewest)",
+    )
     sim.add_argument(
         "--bots",
         default=None,
         help="comma-separated bots, one per entrant, each NAME or NAME:KEY=N[:KEY=N] "
         "(e.g. ismcts:iterations=500,heuristic); seats rotate from game to game",
     )
-    sim.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
+    sim.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="a game option, e.g. target=1 (repeatable; GET /v1/game-types lists them)",
+    )
 
     rebuild = sub.add_parser("rebuild", help="rewrite every game's projections from its events")
-    rebuild.add_argument("game_ids", nargs="*")
+    rebuild.add_argument(
+        "game_ids", nargs="*", metavar="GAME_ID", help="the games to rebuild (default: every game)"
+    )
     rebuild.add_argument(
         "--data-dir",
         default=os.environ.get("TABLETOP_DATA_DIR") or None,
         help="the data directory of the stack whose Redis to use when REDIS_URL is not set "
-        "(default: TABLETOP_DATA_DIR, else ./run, as `tabletop run`)",
+        "(default: TABLETOP_DATA_DIR, else ./run, as tabletop run does)",
     )
 
     aud = sub.add_parser(
@@ -111,14 +132,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--data-dir",
         default=os.environ.get("TABLETOP_DATA_DIR") or None,
         help="the stack's data directory: its bot-secret file, and its Redis when REDIS_URL "
-        "is not set (default: TABLETOP_DATA_DIR, else ./run, as `tabletop run`)",
+        "is not set (default: TABLETOP_DATA_DIR, else ./run, as tabletop run does)",
     )
 
     from services import tournament_cli
 
     tournament_cli.add_parser(sub)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tabletop`` console script."""
+    from services import tournament_cli
+
+    args = build_parser().parse_args(argv)
     if args.cmd == "run":
         return run_stack(
             args.port, args.redis_port, args.gateway_workers, args.workers, args.data_dir
@@ -457,11 +484,13 @@ def run_stack(
         base = f"http://127.0.0.1:{port}"
 
         def announce() -> None:
+            # What a newcomer opens first: the page, then the API's interactive docs.
+            print(f"tabletop is running at {base}/  (the web page; API docs: {base}/docs)")
             print(
-                f"tabletop is running at {base}  (Redis: {env['REDIS_URL']}; "
-                f"{workers} worker{'s' if workers > 1 else ''} per game type)"
+                f"Redis: {env['REDIS_URL']}; {workers} worker{'s' if workers > 1 else ''} per "
+                "game type — Ctrl-C stops everything",
+                flush=True,
             )
-            print(f"OpenAPI: {base}/openapi.json  — Ctrl-C stops everything", flush=True)
 
         # "Running" only once it answers: a newcomer's first request must not be a refusal.
         sup = supervisor.Supervisor(

@@ -22,6 +22,12 @@ def default_api(env: Mapping[str, str] | None = None) -> str:
     return api.rstrip("/")
 
 
+def plain(doc: str | None) -> str | None:
+    """A docstring as help text, without its reStructuredText markup: a literal in double
+    backticks reads as the bare word in a terminal."""
+    return doc.replace("``", "") if doc else doc
+
+
 def parse_bot(text: str) -> dict[str, Any]:
     """``ismcts:iterations=500`` -> ``{"bot": "ismcts", "iterations": 500}``."""
     name, *settings = text.strip().split(":")

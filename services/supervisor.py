@@ -409,6 +409,10 @@ def stack_specs(
                 f"127.0.0.1:{port}",
                 "--workers",
                 str(gateway_workers),
+                # Its start-up lines (listening, booting each worker) would bury the ready
+                # line `tabletop run` prints; warnings and errors still show.
+                "--log-level",
+                "warning",
                 "services.gateway.app:create_app()",
             ],
             gateway_env,
@@ -427,7 +431,9 @@ def stack_specs(
             argv = [python, "-m", "services.cli", "worker", "--game", game]
             specs.append(command(name, argv, worker_env, backoff_max=WORKER_BACKOFF_MAX))
     for queue, node, concurrency in CELERY_QUEUES:
-        argv = [python, "-m", "celery", "-A", "services.bots.worker", "worker", "-Q", queue]
+        # -q: no banner (a screenful per worker, three before the ready line); with
+        # --loglevel WARNING a worker says nothing unless something is wrong.
+        argv = [python, "-m", "celery", "-q", "-A", "services.bots.worker", "worker", "-Q", queue]
         argv += ["--concurrency", str(concurrency or os.cpu_count() or 2)]
         argv += ["--loglevel", "WARNING", "-n", f"{node}-{stack_id}@%h"]
         celery_env = dict(env)

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from services.cli_args import API_HELP, default_api
+from services.cli_args import API_HELP, default_api, plain
 from services.tournament_plots import check_plots, write_plots
 from services.tournament_render import (
     print_report,
@@ -45,6 +45,10 @@ from services.tournament_request import (
 from services.tournament_service import create_tournament, fetch_tournament
 
 POLL_SECONDS = 0.5
+PLOTS_HELP = (
+    "write PNG charts here (head_to_head, ratings, win_rates, scores); needs matplotlib: "
+    "make plots in the checkout"
+)
 
 
 # --- the parser ----------------------------------------------------------------------------
@@ -55,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tournament = sub.add_parser(
         "tournament",
         help="run a tournament of bot games (locally or on the service) and show standings",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=plain(__doc__.split("\n\n")[0]) if __doc__ else None,
     )
     actions = tournament.add_subparsers(dest="tournament_cmd", required=True)
 
@@ -73,8 +77,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--entrants",
         required=True,
         metavar="BOT[,BOT...]",
-        help="comma-separated bots, each NAME or NAME:KEY=N[:KEY=N] "
-        "(e.g. ismcts:iterations=200,heuristic,random); each is named by its spec",
+        help="comma-separated entrants, counted from 0 as the API counts them, each one of: "
+        "a built-in bot NAME or NAME:KEY=N[:KEY=N] (e.g. ismcts:iterations=200,heuristic,"
+        "random); module.path:ClassName, a bot-kit class (tabletop_client.Bot) played in "
+        "process, --local only; bot_id=ID, a bot registered with POST /v1/bots, played by "
+        "the service only. Each is named by its spec",
     )
     run_p.add_argument(
         "--games",
@@ -92,7 +99,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--games being the cap (default: round_robin)",
     )
     run_p.add_argument(
-        "--candidate", type=int, default=None, help="gauntlet: the candidate's index (default 0)"
+        "--candidate",
+        type=int,
+        default=None,
+        help="gauntlet and sprt: the candidate's index in --entrants, counted from 0 (default 0)",
     )
     run_p.add_argument(
         "--field",
@@ -107,7 +117,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="KEY=N[,KEY=N]",
         help="sprt: elo0, elo1, alpha, beta (default elo0=0,elo1=10,alpha=0.05,beta=0.05)",
     )
-    run_p.add_argument("--players", type=int, default=None, help="seats a game")
+    run_p.add_argument(
+        "--players", type=int, default=None, help="seats a game (default: the game's fewest)"
+    )
     run_p.add_argument(
         "--seed",
         default=None,
@@ -136,10 +148,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="an organizer key (default: TABLETOP_ORGANIZER_KEY, else the first of "
         "TABLETOP_ORGANIZER_KEYS)",
     )
-    run_p.add_argument("--plots", default=None, metavar="DIR", help="write PNG charts here")
+    run_p.add_argument("--plots", default=None, metavar="DIR", help=PLOTS_HELP)
 
     show_p = actions.add_parser("show", help="print a service's tournament and its standings")
-    show_p.add_argument("id", help="the tournament id (what `tournament run` printed)")
+    show_p.add_argument("id", help="the tournament id (what tournament run printed)")
     show_p.add_argument("--api", default=None, help=API_HELP)
     show_p.add_argument(
         "--key",
@@ -147,7 +159,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="an organizer or auditor key (default: TABLETOP_ORGANIZER_KEY, the first of "
         "TABLETOP_ORGANIZER_KEYS, else TABLETOP_AUDITOR_KEY)",
     )
-    show_p.add_argument("--plots", default=None, metavar="DIR", help="write PNG charts here")
+    show_p.add_argument("--plots", default=None, metavar="DIR", help=PLOTS_HELP)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,6 +11,9 @@ from typing import Any
 from services.tournament_request import CliError
 
 PLOT_FILES = ("head_to_head.png", "ratings.png", "win_rates.png", "scores.png")
+# The ratings' interval: 95%, as the tournament page and the ladder (``mu_ci``) draw it.
+Z95 = 1.96
+HEATMAP = "PuOr"  # the head-to-head's colour map: colour-blind-safe, diverging at 50%
 
 
 def check_plots(directory: str | None) -> Path | None:
@@ -21,8 +24,8 @@ def check_plots(directory: str | None) -> Path | None:
 
     if importlib.util.find_spec("matplotlib") is None:  # `make run` installs the runtime only
         raise CliError(
-            "--plots needs matplotlib, in the plots extra: .venv/bin/python -m pip install -e "
-            "'.[plots]' in the checkout (or pip install 'tabletop[plots]')"
+            "--plots needs matplotlib, in the plots extra: run make plots in the checkout "
+            "(it runs .venv/bin/python -m pip install -e '.[plots]')"
         )
     path = Path(directory)
     try:
@@ -72,12 +75,16 @@ def write_plots(
     fig = figure(size, height=max(4.8, 0.9 * size + 2))
     ax = fig.add_subplot()
     rates = [[float("nan") if c is None else c["rate"] for c in row] for row in matrix]
-    image = ax.imshow(rates, cmap="RdYlGn", vmin=0.0, vmax=1.0)
+    # Purple-white-orange (ColorBrewer's PuOr), read alike by colour-blind eyes (red-green is
+    # not); 50% is white, as on the web page's heatmap.
+    image = ax.imshow(rates, cmap=HEATMAP, vmin=0.0, vmax=1.0)
     for a in range(size):
         for b in range(size):
             cell = matrix[a][b]
             text = "—" if cell is None else f"{cell['rate']:.1%}\n{cell['games']} games"
-            ax.text(b, a, text, ha="center", va="center", fontsize=9)
+            dark = cell is not None and abs(cell["rate"] - 0.5) > 0.3  # the deep ends
+            ax.text(b, a, text, ha="center", va="center", fontsize=9,
+                    color="white" if dark else "black")  # fmt: skip
     ax.set_xticks(range(size), labels, rotation=tilt, ha="right" if tilt else "center")
     ax.set_yticks(range(size), labels)
     ax.set_xlabel("opponent")
@@ -97,10 +104,10 @@ def write_plots(
     ax.errorbar(
         xs,
         mus,
-        yerr=[3 * r["sigma"] for r in ratings],
+        yerr=[Z95 * r["sigma"] for r in ratings],
         fmt="o",
         capsize=6,
-        label="mu ± 3 sigma",
+        label="95% interval: mu ± 1.96 sigma",
     )
     ax.scatter(
         xs,

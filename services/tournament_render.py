@@ -150,7 +150,15 @@ def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> Non
     else:
         short = [cells(place, row, letter(int(row["entrant"]))) for place, row in placed]
         console.print(table(title, range(7), short))
-        console.print(table("mean rank and ratings (openskill)", [0, 1, 7, 8, 9, 10], short))
+        # Numbered and ordered by rating (best ordinal first, as the service sorts them), not
+        # by the standings above: its `#` is the entrant's place among the ratings.
+        by_rating = [
+            cells(place, row, letter(int(row["entrant"])))
+            for place, row in enumerate(_by_rating(doc), start=1)
+        ]
+        console.print(
+            table("ratings (openskill), best ordinal first", [0, 1, 8, 9, 10, 7], by_rating)
+        )
     test = doc.get("sprt")
     if test:
         verdict = {"H1": "H1: the candidate is better", "H0": "H0: not better"}.get(
@@ -181,6 +189,17 @@ def print_report(doc: Mapping[str, Any], *, remote_id: str | None = None) -> Non
         console.print("entrants:", markup=False)
         for i, entrant in enumerate(doc.get("entrants") or []):
             console.print(f"  {letter(i)}  {entrant.get('name')}", markup=False, overflow="fold")
+
+
+def _by_rating(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The standings rows in rating order: best ordinal first (ties: entrant order), the
+    entrants without a rating last."""
+    ordinal = {r["entrant"]: r["ordinal"] for r in doc.get("ratings") or []}
+    rows = list(doc.get("standings") or [])
+    return sorted(
+        rows,
+        key=lambda r: (r["entrant"] not in ordinal, -ordinal.get(r["entrant"], 0.0), r["entrant"]),
+    )
 
 
 def report_plots(paths: Sequence[Path]) -> None:

@@ -41,19 +41,19 @@ def parse_entrants(text: str) -> list[dict[str, Any]]:
     from shared.app import bots
 
     specs: list[dict[str, Any]] = []
-    for n, item in enumerate(text.split(","), start=1):
+    for n, item in enumerate(text.split(",")):
         if not item.strip():
-            raise CliError(f"--entrants: entrant {n} is empty (bots are separated by commas)")
+            raise CliError(f"--entrants: entrants[{n}] is empty (bots are separated by commas)")
         key, sep, bot_id = item.strip().partition("=")
         if key == "bot_id" and sep:  # a registered bot (POST /v1/bots): the service checks it
             if not bot_id.strip():
-                raise CliError(f"--entrants: entrant {n} {item.strip()!r}: bot_id=<id>")
+                raise CliError(f"--entrants: entrants[{n}] {item.strip()!r}: bot_id=<id>")
             specs.append({"bot_id": bot_id.strip()})
             continue
         try:
             kit = kit_entrants.kit_spec(item)
         except kit_entrants.KitBotError as exc:
-            raise CliError(f"--entrants: entrant {n} {item.strip()!r}: {exc}") from None
+            raise CliError(f"--entrants: entrants[{n}] {item.strip()!r}: {exc}") from None
         if kit is not None:
             specs.append(kit)
             continue
@@ -62,10 +62,10 @@ def parse_entrants(text: str) -> list[dict[str, Any]]:
             bots.parse_spec(spec)
         except bots.BotSpecError as exc:
             raise CliError(
-                f"--entrants: entrant {n} {item.strip()!r}: {exc}; bots: {', '.join(bots.names())}"
+                f"--entrants: entrants[{n}] {item.strip()!r}: {exc}; bots: {', '.join(bots.names())}"
             ) from None
         except ValueError as exc:
-            raise CliError(f"--entrants: entrant {n} {item.strip()!r}: {exc}") from None
+            raise CliError(f"--entrants: entrants[{n}] {item.strip()!r}: {exc}") from None
         specs.append(spec)
     return specs
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from typing import Any
 
 import redis
 from celery import Celery
+from celery.exceptions import SecurityWarning
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 
@@ -209,6 +211,10 @@ def create_celery(settings: Settings | None = None) -> Celery:
     ``Transport`` (kombu's, meeting a full broker). Results are not kept
     (``task_ignore_result``): the tasks write theirs to the service's own store."""
     settings = settings or Settings.from_env()
+    # A worker run as root (a container's default) warns at every start, in seven lines, of
+    # the risk of unpickling as root: this app accepts JSON alone (Celery's default), never
+    # pickle, so the warning says nothing here and buried `tabletop run`'s ready line.
+    warnings.filterwarnings("ignore", category=SecurityWarning)
     broker = settings.celery_broker_url
     app = Celery("tabletop", broker=broker)
     if broker.startswith("redis://"):  # a plain Redis (kombu's own for rediss:// and others)

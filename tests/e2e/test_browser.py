@@ -453,7 +453,11 @@ def test_fox_counts_treasure_in_the_rounds_points_and_keeps_its_column(
     expect(items).to_have_count(len(rounds))
     for item, r in zip(items.all(), rounds, strict=True):
         for s in (0, 1):
-            expect(item).to_contain_text(f"{r['tricks'][s]} tricks, {r['total'][s]} points")
+            tricks, total = r["tricks"][s], r["total"][s]
+            expect(item).to_contain_text(
+                f"{tricks} trick{'' if tricks == 1 else 's'}, "
+                f"{total} point{'' if total == 1 else 's'}"
+            )
             assert r["total"][s] == r["points"][s] + r["treasure"][s]
 
 

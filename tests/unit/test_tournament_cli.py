@@ -164,7 +164,7 @@ def test_local_standings_equal_a_sequential_fold(monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize(
     ("entrants", "games", "needle"),
     [
-        ("heuristic,nosuch", "2", "entrant 2 'nosuch'"),
+        ("heuristic,nosuch", "2", "entrants[1] 'nosuch'"),  # counted from 0, as the API
         ("ismcts:iterations=0", "2", "iterations"),
         ("random:depth", "2", "is not KEY=N"),
         ("heuristic,random,random", "5", "try 6"),

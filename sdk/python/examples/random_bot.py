@@ -45,8 +45,11 @@ if __name__ == "__main__":
     parser.add_argument("--every", type=int, default=100, help="turns between progress lines")
     args = parser.parse_args()
     bot = RandomBot(args.every)
+    every = f"a line every {args.every} turns" if args.every else "no progress lines"
     if args.connected:
+        print(f"random bot: reading its turns from {args.api} ({every})", flush=True)
         play_connected(bot, args.api, args.key, max_games=args.games, concurrency=args.concurrency)
         print(f"{bot.turns} turns answered, {bot.games} games over", flush=True)
     else:
+        print(f"random bot: serving at http://{args.host}:{args.port}/ ({every})", flush=True)
         serve_webhook(bot, args.key, args.host, args.port, concurrency=args.concurrency)

@@ -1,7 +1,7 @@
 // The page: a lobby, a form to start a game, a board to play or watch each game live, a
 // replay of a finished game with the audit's verifier run in the page, a tournament's page and
 // a registered bot's, and the public ladder. Routes live in the URL's fragment (#/play/<id>,
-// #/watch/<id>, #/replay/<id>, #/tournaments/<id>, #/bots/<id>, #/ladder?game=<name>), so a
+// #/join/<id> (an invite: the play page, offering the open seats), #/watch/<id>, #/replay/<id>, #/tournaments/<id>, #/bots/<id>, #/ladder?game=<name>), so a
 // reload keeps the page.
 
 import { render } from "preact";
@@ -18,7 +18,7 @@ import {
   playerName,
   setPlayerName,
 } from "./api.js";
-import { Clock, OtherCommands, Result, Status, TITLES, html, seatName } from "./ui.js";
+import { Clock, OtherCommands, Result, Status, TITLES, html, plural, seatName, withCode } from "./ui.js";
 import { BotList, BotPage } from "./bots.js";
 import { LadderPage } from "./ladder.js";
 import { TournamentList, TournamentPage } from "./tournaments.js";
@@ -63,6 +63,28 @@ const PITCHES = {
 // once its time is out, so the others never wait for ever.
 const DEFAULT_CLOCK = { turn_seconds: 60, reserve_seconds: 300, on_timeout: "bot" };
 
+/** "5 min ago": how long ago an ISO time of the API was ("" when there is none). */
+function ago(iso) {
+  const at = iso ? Date.parse(iso) : NaN;
+  if (Number.isNaN(at)) return "";
+  const s = Math.max(0, Math.round((Date.now() - at) / 1000));
+  if (s < 60) return "just now";
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const h = Math.round(m / 60);
+  if (h < 48) return plural(h, "hour") + " ago";
+  return plural(Math.round(h / 24), "day") + " ago";
+}
+
+/** A lobby row's age and progress in words ("opened 2 min ago", "started 1 hour ago · 243
+ * events"): a game's version is the number of events in its log, not a move count. */
+function progressText(g, status) {
+  const when = ago(g.created_at);
+  if (status === "waiting") return when ? `opened ${when}` : "waiting";
+  const events = plural(g.version ?? 0, "event");
+  return status === "finished" ? events : when ? `started ${when} · ${events} so far` : `${events} so far`;
+}
+
 function seatsText(g) {
   return g.seats.map((s) => (s.open ? "open seat" : s.bot ? `${s.name} (bot)` : s.name)).join(", ");
 }
@@ -76,7 +98,7 @@ async function startGame(body, name) {
 }
 
 /** The three games, each with a one-line pitch and the two quickest ways to a table. */
-function GameCards({ name }) {
+function GameCards({ name, setName }) {
   const [types, setTypes] = useState(null);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
@@ -100,6 +122,12 @@ function GameCards({ name }) {
     <h2 id="h-games">The games</h2>
     <p class="muted">tabletop hosts three board games: play one against bots now, or open a table
       and send its link to friends.</p>
+    <div class="your-name field">
+      <label for="your-name">Your name</label>
+      <input id="your-name" value=${name} maxlength="40" autocomplete="nickname" placeholder="player"
+        onInput=${(e) => setName(e.currentTarget.value)} />
+      <small>What the other players see at the table (and in the lobby).</small>
+    </div>
     ${error ? html`<p class="error" role="alert">${error.message}</p>` : ""}
     ${types == null
       ? html`<p class="muted">Loading the games…</p>`
@@ -199,7 +227,7 @@ function GameList({ status, title, name, game, refresh }) {
               const held = heldSeat(g.id);
               return html`<li data-game=${g.id}>
                 <span><strong>${TITLES[g.game] || g.game}</strong> · ${seatsText(g)}
-                  <span class="muted"> · ${g.id} · v${g.version}</span></span>
+                  <span class="muted"> · ${progressText(g, status)} · ${g.id}</span></span>
                 <span class="buttons">
                   ${status === "waiting" &&
                   g.seats.filter((s) => s.open).map(
@@ -219,14 +247,16 @@ function GameList({ status, title, name, game, refresh }) {
 }
 
 function Lobby() {
-  const [name, setName] = useState(playerName());
+  const [name, setNameState] = useState(playerName());
+  const setName = (value) => {
+    setNameState(value);
+    setPlayerName(value);
+  };
   const [refresh, setRefresh] = useState(0);
   const [game, setGame] = useState("");
   return html`<div class="lobby">
-    <${GameCards} name=${name} />
+    <${GameCards} name=${name} setName=${setName} />
     <div class="lobby-bar">
-      <label>Your name <input value=${name} maxlength="40" autocomplete="nickname"
-        onInput=${(e) => { setName(e.currentTarget.value); setPlayerName(e.currentTarget.value); }} /></label>
       <label>Show <select value=${game} onChange=${(e) => setGame(e.currentTarget.value)}>
         <option value="">every game</option>
         ${Object.entries(TITLES).map(([k, t]) => html`<option value=${k}>${t}</option>`)}
@@ -266,17 +296,68 @@ function seatSpec(kind, name) {
   }
 }
 
-// One input per option of the catalogue's JSON Schema; organizer-only objects are left out.
-function OptionField({ name, schema, value, onChange, seats }) {
+// The options' names and choices in words; an option not named here reads its own name.
+const OPTION_LABELS = {
+  target: "Points to win",
+  first_dealer: "First dealer",
+  first_player: "First player",
+  next_starter: "After a challenge",
+  scoring_tiles: "Scoring tiles",
+  advanced_variant: "Advanced variant",
+};
+const CHOICE_TEXTS = {
+  next_starter: { czech: "the challenger starts (Czech rule book)", english: "the loser starts (English rule book)" },
+};
+const SEAT_OPTIONS = new Set(["first_dealer", "first_player"]); // a seat number: offered by seat
+
+/** An option's name as a label: "first_player" reads "First player". */
+function optionLabel(name) {
+  const text = OPTION_LABELS[name] ?? name.replaceAll("_", " ");
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** A schema's description without its notes for machines ("null: drawn" is the choice
+ * "drawn at random" here). */
+function optionHint(description) {
+  return (description || "")
+    .replace(/;?\s*null:\s*drawn( at random)?/gi, "")
+    .replace(/\bids or indices 0\.\.15\b/, "names such as sheep, or numbers 0 to 15")
+    .replace(/\bA\.\.D\b/, "A to D")
+    .trim();
+}
+
+/** One choice of an option in words. */
+function choiceText(name, value, seatLabels = []) {
+  if (value === null) return "drawn at random";
+  if (SEAT_OPTIONS.has(name) && Number.isInteger(value)) {
+    return seatLabels[value] ? `seat ${value}: ${seatLabels[value]}` : `seat ${value}`;
+  }
+  const said = CHOICE_TEXTS[name]?.[value];
+  if (said) return said;
+  const text = String(value).replaceAll("_", " ");
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+// One input per option of the catalogue's JSON Schema; organizer-only objects are left out. A
+// seat number (who deals or starts first) is chosen among the seats, by what sits there.
+function OptionField({ name, schema, value, onChange, seats, seatLabels }) {
   const id = `opt-${name}`;
-  const label = html`<label for=${id}>${name.replaceAll("_", " ")}</label>`;
-  const hint = schema.description ? html`<small>${schema.description}</small>` : "";
+  const label = html`<label for=${id}>${optionLabel(name)}</label>`;
+  const said = optionHint(schema.description);
+  const hint = said ? html`<small>${said}</small>` : "";
   const types = [].concat(schema.type || []);
-  if (schema.enum) {
+  const seatChoice = SEAT_OPTIONS.has(name) && (schema.enum || types.includes("integer"));
+  if (schema.enum || seatChoice) {
+    const choices = seatChoice
+      ? [null, ...Array.from({ length: seats }, (_, i) => i)].filter((v) => !schema.enum || schema.enum.includes(v))
+      : schema.enum;
+    // A select's value is text: a choice's own text (a seat's number reads "0"), null as "".
+    const key = (v) => (v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
+    const chosen = value !== undefined ? value : schema.default ?? null;
     return html`<div class="field">${label}
-      <select id=${id} value=${JSON.stringify(value ?? schema.default ?? null)}
-        onChange=${(e) => onChange(JSON.parse(e.currentTarget.value))}>
-        ${schema.enum.map((v) => html`<option value=${JSON.stringify(v)}>${v === null ? "drawn at random" : String(v)}</option>`)}
+      <select id=${id} value=${key(chosen)}
+        onChange=${(e) => onChange(choices.find((v) => key(v) === e.currentTarget.value) ?? null)}>
+        ${choices.map((v) => html`<option value=${key(v)}>${choiceText(name, v, seatLabels)}</option>`)}
       </select>${hint}</div>`;
   }
   if (types.includes("boolean")) {
@@ -285,9 +366,8 @@ function OptionField({ name, schema, value, onChange, seats }) {
   }
   if (types.includes("integer")) {
     const nullable = types.includes("null");
-    const max = name.endsWith("player") ? seats - 1 : schema.maximum;
     return html`<div class="field">${label}
-      <input id=${id} type="number" min=${schema.minimum} max=${max} placeholder=${nullable ? "drawn at random" : ""}
+      <input id=${id} type="number" min=${schema.minimum} max=${schema.maximum} placeholder=${nullable ? "drawn at random" : ""}
         value=${value ?? schema.default ?? ""}
         onInput=${(e) => onChange(e.currentTarget.value === "" ? null : Number(e.currentTarget.value))} />${hint}</div>`;
   }
@@ -345,6 +425,12 @@ function NewGame() {
   };
   if (!types) return html`<p>${error ? error.message : "Loading the games…"}</p>`;
   const props = type.options?.properties || {};
+  // What sits at each seat, for the options that name one (who deals or starts first).
+  const seatLabels = kinds.map((k) => {
+    if (k === "you") return `you (${name.trim() || "player"})`;
+    const text = SEAT_KINDS.find(([v]) => v === k)?.[1] ?? k;
+    return text.charAt(0).toLowerCase() + text.slice(1);
+  });
   return html`<form class="new-game" onSubmit=${submit} aria-labelledby="h-new">
     <h2 id="h-new">New game</h2>
     <div class="field"><label for="game">Game</label>
@@ -374,6 +460,7 @@ function NewGame() {
     <fieldset><legend>Options</legend>
       ${Object.entries(props).map(
         ([name, schema]) => html`<${OptionField} name=${name} schema=${schema} value=${options[name]} seats=${kinds.length}
+          seatLabels=${seatLabels}
           onChange=${(v) => setOptions({ ...options, [name]: v })} />`,
       )}
     </fieldset>
@@ -401,6 +488,16 @@ function NewGame() {
 }
 
 // ---- playing and watching ---------------------------------------------------------------------
+
+/** The log's title: which events it lists of how many ("Events 204–243 of 243"): the page
+ * keeps the last 40 it was sent. */
+function logTitle(log, view) {
+  if (!log.length) return "Events: none yet";
+  const first = log[0].version;
+  const last = log[log.length - 1].version;
+  const total = Math.max(last, view?.version ?? 0);
+  return first === last ? `Event ${first} of ${total}` : `Events ${first}–${last} of ${total}`;
+}
 
 function eventLine(e) {
   const data = e.data ? JSON.stringify(e.data) : "";
@@ -434,9 +531,80 @@ function Problem({ error }) {
   </div>`;
 }
 
-/** A game's board, live: the seat's view (play) or the spectator's (watch) from the feed. */
+/** The address to send friends: whoever opens it is offered the table's open seats. */
+function inviteUrl(id) {
+  return `${location.origin}${location.pathname}#/join/${id}`;
+}
+
+/** On the page of a table waiting for players: the link to send them, to copy. */
+function Invite({ id, view }) {
+  const [copied, setCopied] = useState(null);
+  const open = (view.seats || []).filter((s) => s.open).length;
+  const url = inviteUrl(id);
+  const copy = async (e) => {
+    const field = e.currentTarget.closest(".invite").querySelector("input");
+    field.select();
+    try {
+      await navigator.clipboard.writeText(url);
+      setCopied("Copied: paste it to your friends.");
+    } catch {
+      setCopied("Selected: copy it with Ctrl+C (or ⌘C)."); // no clipboard here (plain http)
+    }
+  };
+  return html`<section class="invite" aria-labelledby="h-invite">
+    <h3 id="h-invite">Invite friends</h3>
+    <p>This table waits for ${plural(open, "more player")}. Send them this link: it offers them the
+      open ${open === 1 ? "seat" : "seats"}, and the game starts once every seat is taken.</p>
+    <p class="seated">At the table: ${(view.seats || []).map((s, i) => (s.open ? `seat ${i} open` : `${s.name}${s.bot ? " (bot)" : ""}`)).join(", ")}</p>
+    <div class="invite-link">
+      <input readonly value=${url} aria-label="Invite link" onFocus=${(e) => e.currentTarget.select()} />
+      <button type="button" class="primary" onClick=${copy}>Copy link</button>
+    </div>
+    ${copied ? html`<p class="muted" role="status">${copied}</p>` : ""}
+  </section>`;
+}
+
+/** For a browser without a seat at a table that waits for players: its open seats to take. */
+function JoinOffer({ id, view, onJoined }) {
+  const [name, setName] = useState(playerName());
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const open = (view.seats || []).map((s, seat) => ({ ...s, seat })).filter((s) => s.open);
+  if (!open.length) return null;
+  const taken = (view.seats || []).filter((s) => !s.open).map((s) => s.name);
+  const join = async (seat) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const joined = await api.join(id, seat, name.trim() || "player");
+      holdSeat(id, joined.seat, joined.token, view.game);
+      onJoined(joined);
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  return html`<section class="join-offer" aria-labelledby="h-join">
+    <h3 id="h-join">Join this table</h3>
+    <p>${TITLES[view.game] || view.game}${taken.length ? ` with ${taken.join(", ")}` : ""}:
+      ${`${plural(open.length, "seat")} ${open.length === 1 ? "is" : "are"} open.`} Pick a name and take a seat.</p>
+    <div class="field"><label for="join-name">Your name</label>
+      <input id="join-name" value=${name} maxlength="40" autocomplete="nickname" placeholder="player"
+        onInput=${(e) => { setName(e.currentTarget.value); setPlayerName(e.currentTarget.value); }} /></div>
+    <${Problem} error=${error} />
+    <span class="buttons">
+      ${open.map(
+        (s) => html`<button type="button" class="primary" disabled=${busy} onClick=${() => join(s.seat)}>Join seat ${s.seat}</button>`,
+      )}
+    </span>
+  </section>`;
+}
+
+/** A game's board, live: the seat's view (play) or the spectator's (watch) from the feed. A
+ * play page without a seat in this browser (a friend's invite link) shows the spectator's view
+ * and, while the table waits for players, its open seats to join. */
 function GamePage({ id, mode }) {
-  const held = mode === "play" ? heldSeat(id) : null;
+  const [held, setHeld] = useState(() => (mode === "play" ? heldSeat(id) : null));
   const token = held?.token ?? null; // watching never sends a token
   const [view, setView] = useState(null);
   const [log, setLog] = useState([]);
@@ -453,7 +621,6 @@ function GamePage({ id, mode }) {
     if (held && seatGame && !held.game) holdSeat(id, held.seat, held.token, seatGame);
   }, [id, seatGame]);
   useEffect(() => {
-    if (mode === "play" && !token) return undefined;
     setView(null);
     setLog([]);
     return follow(
@@ -491,34 +658,41 @@ function GamePage({ id, mode }) {
     },
     [id, token, view],
   );
-  if (mode === "play" && !token) {
-    return html`<div><p>This tab holds no seat of game ${id}.</p>
-      <a class="button" href=${`#/watch/${id}`}>Watch it</a></div>`;
-  }
+  const seated = mode === "play" && !!token;
+  const joined = () => {
+    if (mode === "play") setHeld(heldSeat(id));
+    else go(`#/play/${id}`);
+  };
+  const waiting = view?.phase === "waiting" && !view.outcome;
   const Board = view && BOARDS[view.game]?.Board;
   const handled = view ? BOARDS[view.game]?.HANDLES || new Set() : new Set();
   const others = (view?.legal_commands || []).filter((c) => !handled.has(c.type));
-  const mySeat = mode === "play" ? held.seat : null;
+  const mySeat = seated ? held.seat : null;
   return html`<div class="game" data-version=${view?.version ?? 0} data-phase=${view?.phase ?? ""}>
     <div class="game-head">
       <h2>${view ? TITLES[view.game] : "Game"} <span class="muted">${id}</span></h2>
       <span class=${`feed ${feed}`} aria-label=${`live feed ${feed}`}>${feed}</span>
-      ${mode === "play"
+      ${seated
         ? html`<span class="tag">playing as ${view ? seatName(view, mySeat) : `seat ${mySeat}`}</span>`
         : html`<span class="tag">spectator</span>`}
     </div>
+    ${mode === "play" && !seated && view && !waiting
+      ? html`<p class="muted">This browser holds no seat in this game: you are watching it.</p>`
+      : ""}
     <${Status} view=${view} mySeat=${mySeat} feed=${feed} />
+    ${seated && waiting ? html`<${Invite} id=${id} view=${view} />` : ""}
+    ${!seated && waiting ? html`<${JoinOffer} id=${id} view=${view} onJoined=${joined} />` : ""}
     <${Clock} view=${view} />
     <${SeatStates} view=${view} />
     <${Problem} error=${error} />
     ${view && view.phase !== "waiting" && Board ? html`<${Board} view=${view} send=${send} busy=${busy} />` : ""}
     <${OtherCommands} commands=${others} send=${send} busy=${busy} />
-    ${mode === "play" && view && !view.outcome && view.phase !== "waiting" && !view.seats?.[mySeat]?.resigned
+    ${seated && view && !view.outcome && view.phase !== "waiting" && !view.seats?.[mySeat]?.resigned
       ? html`<${Resign} send=${send} busy=${busy} />`
       : ""}
     <${Result} view=${view} />
     ${view?.outcome ? html`<a class="button primary" href=${`#/replay/${id}`}>Replay and verify this game</a>` : ""}
-    <details class="log"><summary>Events (${log.length})</summary>
+    <details class="log"><summary>${logTitle(log, view)}</summary>
       <ol>${log.map((e) => html`<li>${eventLine(e)}</li>`)}</ol>
     </details>
   </div>`;
@@ -588,7 +762,7 @@ function Verify({ id }) {
             (${result.checks.length} checks${result.firstFailure ? `; first failure: ${result.firstFailure.check} at version ${result.firstFailure.version}` : ""})</p>
           <ul class="checks">
             ${result.checks.map(
-              (c) => html`<li class=${`check-${c.result}`}><strong>${{ ok: "✓", waits: "…", unchecked: "–" }[c.result] ?? "✗"} ${c.name}${c.result === "unchecked" ? " (not re-checked)" : ""}</strong> ${c.detail}</li>`,
+              (c) => html`<li class=${`check-${c.result}`}><strong>${{ ok: "✓", waits: "…", unchecked: "–" }[c.result] ?? "✗"} ${c.name}${c.result === "unchecked" ? " (not re-checked)" : ""}</strong> ${withCode(c.detail)}</li>`,
             )}
           </ul>
         </div>`
@@ -660,6 +834,10 @@ function App() {
     }
     page = html`<${GamePage} key=${`play-${id}`} id=${id} mode="play" />`;
     title = `Play ${id} · tabletop`;
+  } else if (route.name === "join" && route.args[0]) {
+    // An invite link: the play page, which offers a browser without a seat the open ones.
+    page = html`<${GamePage} key=${`play-${route.args[0]}`} id=${route.args[0]} mode="play" />`;
+    title = `Join ${route.args[0]} · tabletop`;
   } else if (route.name === "watch" && route.args[0]) {
     page = html`<${GamePage} key=${`watch-${route.args[0]}`} id=${route.args[0]} mode="watch" />`;
     title = `Watch ${route.args[0]} · tabletop`;

@@ -1,7 +1,7 @@
 // The Fox in the Forest: your hand, the decree card, the trick, the last trick, tricks and
 // scores, and the Fox (exchange the decree card) and Woodcutter (return a card) choices.
 
-import { html, legalOf, seatName } from "./ui.js";
+import { html, legalOf, plural, seatName } from "./ui.js";
 
 export const HANDLES = new Set(["play", "exchange_decree", "keep_decree", "return_card"]);
 
@@ -148,7 +148,7 @@ export function Board({ view, send, busy }) {
                 // A round's points are its tricks' and its Treasure's (the rule book's 7s).
                 const total = r.total?.[s] ?? r.points[s] + (r.treasure?.[s] ?? 0);
                 const extra = r.treasure?.[s] ? ` (${r.points[s]} for tricks + ${r.treasure[s]} treasure)` : "";
-                return `${seatName(view, s)} ${r.tricks[s]} tricks, ${total} points${extra}`;
+                return `${seatName(view, s)} ${plural(r.tricks[s], "trick")}, ${plural(total, "point")}${extra}`;
               })
               .join("; ")}</li>`,
           )}

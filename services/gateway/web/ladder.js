@@ -7,7 +7,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "./api.js";
 import { IntervalBar, fmt } from "./charts.js";
-import { TITLES, html } from "./ui.js";
+import { Scroll, TITLES, html } from "./ui.js";
 
 /** A row's name: a registered bot's, linked to its page, with its label; else the label. */
 function BotName({ row }) {
@@ -25,7 +25,7 @@ function Table({ doc }) {
   // One scale for every bar, so intervals compare across rows.
   const lo = Math.min(...rows.map((r) => r.mu_ci[0]));
   const hi = Math.max(...rows.map((r) => r.mu_ci[1]));
-  return html`<div class="scroll"><table class="ratings ladder">
+  return html`<${Scroll} label="Ladder"><table class="ratings ladder">
     <caption class="muted">openskill (Plackett–Luce) skill μ with its 95% interval μ ± 1.96σ
       (the bars share one scale, from ${fmt(lo)} to ${fmt(hi)}), ranked by the ordinal μ − 3σ,
       a conservative estimate: a bot with few games has a wide interval and ranks low until
@@ -46,7 +46,7 @@ function Table({ doc }) {
         </tr>`,
       )}
     </tbody>
-  </table></div>`;
+  </table><//>`;
 }
 
 /** `#/ladder?game=<name>`: the ladder of one game, chosen with a selector. */

@@ -1,7 +1,7 @@
 // Skull: every stack with its face-down count, your own discs, the bid, the flips, the blind
 // pick and the lost disc.
 
-import { html, legalOf, seatName } from "./ui.js";
+import { html, legalOf, plural, seatName } from "./ui.js";
 
 export const HANDLES = new Set(["place", "bid", "pass", "flip", "pick_disc", "discard", "choose_starter"]);
 
@@ -72,7 +72,7 @@ export function Board({ view, send, busy }) {
           <h3>Your discs</h3>
           <p>In hand: ${Array.from({ length: view.hand.flower || 0 }, () => html`<${Disc} face="flower" />`)}
             ${Array.from({ length: view.hand.skull || 0 }, () => html`<${Disc} face="skull" />`)}
-            (${view.hand.flower} flower, ${view.hand.skull} skull)</p>
+            (${plural(view.hand.flower ?? 0, "flower")}, ${plural(view.hand.skull ?? 0, "skull")})</p>
           <p>Your stack (bottom first): ${view.stack?.length
             ? view.stack.map((d) => html`<${Disc} face=${d} />`)
             : "empty"}</p>

@@ -3,7 +3,7 @@
 // buying, and placing with the legal spots and rotations shown.
 
 import { useEffect, useState } from "preact/hooks";
-import { html, legalOf, seatName } from "./ui.js";
+import { html, legalOf, plural, seatName } from "./ui.js";
 
 export const HANDLES = new Set(["set_prices", "buy", "pass", "place"]);
 
@@ -272,7 +272,7 @@ export function Board({ view, send, busy }) {
     ${build.panel}
     ${me
       ? html`<section class="mine" aria-label="Your territory">
-          <h3>Your territory · ${me.gold} gold${me.free_gold != null ? ` (${me.free_gold} free)` : ""} · ${me.score} points</h3>
+          <h3>Your territory · ${me.gold} gold${me.free_gold != null ? ` (${me.free_gold} free)` : ""} · ${plural(me.score, "point")}</h3>
           <${Breakdown} player=${me} />
           <${Territory} tiles=${tiles} player=${me} spots=${build.spots} chosen=${build.spot}
             onSpot=${build.onSpot} big=${true} name="Your" />
@@ -281,7 +281,7 @@ export function Board({ view, send, busy }) {
     <ul class="skye-players">
       ${(view.players || []).filter((p) => p.seat !== view.seat).map(
         (p) => html`<li class=${(view.to_act || []).includes(p.seat) ? "acting" : ""}>
-          <h4>${seatName(view, p.seat)} · ${p.gold} gold · ${p.score} points
+          <h4>${seatName(view, p.seat)} · ${p.gold} gold · ${plural(p.score, "point")}
             ${view.phase === "prices" ? html`<span class="tag">${p.prices_set ? "prices set" : "pricing"}</span>` : ""}</h4>
           <${Breakdown} player=${p} />
           ${p.offer && Object.keys(p.offer).length

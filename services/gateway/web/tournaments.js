@@ -9,7 +9,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, heldKey, holdKey } from "./api.js";
 import { HeatLegend, IntervalBar, LlrChart, Progress, fmt, heat, inkOn, pct, rgb, when } from "./charts.js";
-import { TITLES, html } from "./ui.js";
+import { Scroll, TITLES, html, plural } from "./ui.js";
 
 const POLL_MS = 3000;
 const LIVE = new Set(["queued", "running"]);
@@ -20,6 +20,29 @@ const FORMATS = {
   gauntlet: "gauntlet",
   sprt: "SPRT match",
 };
+
+/**
+ * The games a tournament plays: its plan's, or, once it stopped early (an SPRT match decided,
+ * or a cancelled one), the games it played: the plan's count is then only a cap.
+ */
+function planned(t) {
+  const done = t.progress?.done ?? 0;
+  const total = t.progress?.total ?? 0;
+  return LIVE.has(t.status) || done >= total ? total : done;
+}
+
+/** The progress to draw: a tournament stopped early is complete at the games it played. */
+function progressOf(t) {
+  return { done: t.progress?.done ?? 0, total: planned(t) };
+}
+
+/** "(stopped early: the SPRT was decided; it would have played up to 400)" or "". */
+function stoppedNote(t) {
+  const total = t.progress?.total ?? 0;
+  if (planned(t) === total) return "";
+  const why = t.status === "cancelled" ? "cancelled" : t.format === "sprt" ? "the SPRT was decided" : "finished";
+  return `stopped early (${why}; up to ${total} were planned)`;
+}
 
 /** The key this browser keeps, and a setter that keeps (or, given "", forgets) it. */
 function useKey() {
@@ -123,7 +146,8 @@ export function TournamentList() {
                   <span><a href=${`#/tournaments/${encodeURIComponent(t.id)}`}><strong>${TITLES[t.game] || t.game}</strong>
                     ${" "}${FORMATS[t.format] || t.format}</a> · ${(t.entrants || []).join(", ")}
                     <span class="muted"> · ${t.id}</span> <${StatusTag} status=${t.status} /></span>
-                  <${Progress} progress=${t.progress} />
+                  <${Progress} progress=${progressOf(t)} />
+                  ${stoppedNote(t) ? html`<span class="muted stopped">${stoppedNote(t)}</span>` : ""}
                 </li>`,
               )}
             </ul>`}
@@ -151,7 +175,7 @@ function Standings({ doc }) {
   const even = doc.players ? 1 / doc.players : null; // a win rate no better than chance
   return html`<section class="panel" aria-labelledby="h-standings">
     <h3 id="h-standings">Standings</h3>
-    <div class="scroll"><table class="standings">
+    <${Scroll} label="Standings"><table class="standings">
       <caption class="muted">Best win rate first; a win shared by k players counts 1/k. Intervals
         are 95%: Wilson's for the win rate, normal for the mean score.${even ? ` The tick marks an even share (${pct(even, 0)}).` : ""}</caption>
       <thead><tr><th scope="col">#</th><th scope="col">Entrant</th><th scope="col">Games</th>
@@ -175,7 +199,7 @@ function Standings({ doc }) {
           </tr>`;
         })}
       </tbody>
-    </table></div>
+    </table><//>
   </section>`;
 }
 
@@ -187,7 +211,7 @@ function Ratings({ doc }) {
   const hi = Math.max(...rows.map((r) => r.mu_ci[1]));
   return html`<section class="panel" aria-labelledby="h-ratings">
     <h3 id="h-ratings">Ratings</h3>
-    <div class="scroll"><table class="ratings">
+    <${Scroll} label="Ratings"><table class="ratings">
       <caption class="muted">openskill (Plackett-Luce) skill μ with its 95% interval μ ± 1.96σ,
         ordered by the ordinal μ − 3σ, the conservative estimate the service ranks by; over
         ${" "}${doc.rated_games ?? 0} of ${doc.progress?.done ?? 0} games played.</caption>
@@ -205,7 +229,7 @@ function Ratings({ doc }) {
           </tr>`,
         )}
       </tbody>
-    </table></div>
+    </table><//>
   </section>`;
 }
 
@@ -219,7 +243,7 @@ function Heatmap({ doc }) {
     <h3 id="h-h2h">${title}</h3>
     <p class="muted">Each cell: how often the row's entrant finished ahead of the column's in the
       games they met (level counts half), with the number of games.</p>
-    <div class="scroll"><table class="heatmap">
+    <${Scroll} label=${title}><table class="heatmap">
       <thead><tr><th scope="col"><span class="muted">ahead of →</span></th>
         ${names.map((n) => html`<th scope="col">${n}</th>`)}</tr></thead>
       <tbody>
@@ -240,7 +264,7 @@ function Heatmap({ doc }) {
           </tr>`,
         )}
       </tbody>
-    </table></div>
+    </table><//>
     <${HeatLegend} caption="row finished ahead of column (50%: even)" />
   </section>`;
 }
@@ -258,10 +282,10 @@ function Sprt({ doc }) {
   return html`<section class="panel sprt" aria-labelledby="h-sprt">
     <h3 id="h-sprt">Sequential test (SPRT)</h3>
     <p class="sprt-result"><strong>${verdict}</strong></p>
-    <p>LLR <strong class="llr">${fmt(s.llr)}</strong> after ${s.pairs} complete pairs; H0 (Elo ≤ ${fmt(s.elo0, 1)})
+    <p>LLR <strong class="llr">${fmt(s.llr)}</strong> after ${plural(s.pairs, "complete pair")}; H0 (Elo ≤ ${fmt(s.elo0, 1)})
       is accepted at or below <span class="llr-lower">${fmt(s.lower)}</span>, H1 (Elo ≥ ${fmt(s.elo1, 1)}) at or
       above <span class="llr-upper">${fmt(s.upper)}</span>; α = ${s.alpha}, β = ${s.beta}.</p>
-    <${LlrChart} sprt=${s} capPairs=${Math.floor((doc.progress?.total ?? 0) / 2)} />
+    <${LlrChart} sprt=${s} capPairs=${Math.floor(planned(doc) / 2)} />
     ${Array.isArray(s.history) && s.history.length
       ? ""
       : html`<p class="muted">Only the current LLR is drawn: this answer has no history of it.</p>`}
@@ -274,11 +298,15 @@ function Sprt({ doc }) {
 function Games({ doc, offset, setOffset }) {
   const page = doc.games;
   if (!page?.items?.length) return null;
-  const last = page.offset + page.items.length;
+  // A match stopped early lists its plan's every game: the ones it never played are left out.
+  const total = Math.min(page.total, planned(doc));
+  const items = page.items.filter((g) => g.index < total);
+  if (!items.length) return null;
+  const last = page.offset + items.length;
   return html`<section class="panel" aria-labelledby="h-tgames">
-    <h3 id="h-tgames">Games ${page.offset + 1}–${last} of ${page.total}</h3>
+    <h3 id="h-tgames">Games ${page.offset + 1}–${last} of ${total}${total < page.total ? " played" : ""}</h3>
     <ul class="tgames">
-      ${page.items.map(
+      ${items.map(
         (g) => html`<li>
           <span>#${g.index + 1} · ${(g.seats || []).join(" vs ")} <span class="muted">· deal ${g.deal}</span></span>
           ${g.finished
@@ -289,7 +317,7 @@ function Games({ doc, offset, setOffset }) {
     </ul>
     <div class="buttons">
       <button type="button" disabled=${offset <= 0} onClick=${() => setOffset(Math.max(0, offset - GAMES_PAGE))}>Earlier games</button>
-      <button type="button" disabled=${last >= page.total} onClick=${() => setOffset(offset + GAMES_PAGE)}>Later games</button>
+      <button type="button" disabled=${last >= total} onClick=${() => setOffset(offset + GAMES_PAGE)}>Later games</button>
     </div>
   </section>`;
 }
@@ -324,9 +352,9 @@ export function TournamentPage({ id }) {
     </div>
     <p class="status" role="status">
       ${{ queued: "Queued", running: "Running", finished: "Finished", cancelled: "Cancelled" }[doc.status] || doc.status}:
-      ${" "}${doc.progress?.done ?? 0} of ${doc.progress?.total ?? 0} games played.
+      ${" "}${doc.progress?.done ?? 0} of ${planned(doc)} games played${stoppedNote(doc) ? `, ${stoppedNote(doc)}` : ""}.
     </p>
-    <${Progress} progress=${doc.progress} label="Tournament progress" />
+    <${Progress} progress=${progressOf(doc)} label="Tournament progress" />
     ${error ? html`<p class="error" role="alert">Not refreshed: ${error.message}</p>` : ""}
     <p class="info">
       <span>${doc.players} seats a game</span>
