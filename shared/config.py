@@ -235,11 +235,24 @@ class Settings:
         )
 
 
+ARCHIVE_URL_ENV = "TABLETOP_ARCHIVE_URL"
+ARCHIVE_FILE = "archive.sqlite3"
+
+
+def archive_location(env: Mapping[str, str]) -> str:
+    """Where the archive is (``shared.archive.open_archive`` opens it):
+    ``TABLETOP_ARCHIVE_URL``, else ``archive.sqlite3`` in ``TABLETOP_DATA_DIR`` (else
+    ``./run``, as ``tabletop run`` uses), made absolute."""
+    explicit = env.get(ARCHIVE_URL_ENV, "").strip()
+    if explicit:
+        return explicit
+    data = env.get("TABLETOP_DATA_DIR", "").strip() or DEFAULT_DATA_DIR
+    return os.path.abspath(os.path.join(data, ARCHIVE_FILE))
+
+
 def _archive_url(env: Mapping[str, str]) -> str:
     """The archive's location, or "" when ``TABLETOP_ARCHIVE_URL`` is ``off``."""
-    from shared.archive import archive_location
-
-    if env.get("TABLETOP_ARCHIVE_URL", "").strip().lower() in ("off", "none", "0"):
+    if env.get(ARCHIVE_URL_ENV, "").strip().lower() in ("off", "none", "0"):
         return ""
     return archive_location(env)
 

@@ -50,8 +50,10 @@ class App:
                     self.entry_times.pop(gone, None)
         return found
 
-    def load(self, game_id: str, *, fresh: bool = True) -> GameRecord:
-        """The record at the store's head (from cache plus newer events); LookupError if none."""
+    def load(self, game_id: str, *, fresh: bool = True, archived: bool = False) -> GameRecord:
+        """The record at the store's head (from cache plus newer events); LookupError if none.
+        ``archived``: the game may have moved to the archive since this process cached it (a
+        reader's load, not a command's), so newer events are looked for there too."""
         record = self.records.get(game_id)
         if record is not None:
             with self.lock:
@@ -60,7 +62,9 @@ class App:
             if not fresh:
                 return record
         after = record.version if record else 0
-        newer = self.ports.store.read(game_id, after=after)
+        store = self.ports.store
+        read = getattr(store, "read_any", store.read) if archived else store.read
+        newer = read(game_id, after=after)
         if record is None and not newer:
             raise LookupError(game_id)
         if newer:

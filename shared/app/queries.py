@@ -118,7 +118,7 @@ def _stored_view(app: App, game_id: str, seat: int | None) -> bytes | None:
     if entry is None or (seat is not None and not 0 <= seat < len(entry.token_hashes)):
         return None
     try:
-        record = app.load(game_id)
+        record = app.load(game_id, archived=True)
     except LookupError:
         return None
     return projection_json(projected_view(record, seat)).encode()
@@ -170,7 +170,7 @@ def _check_open_log(app: App, game_id: str, caller_: Caller, what: str) -> None:
         raise AppError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id}")
     if caller_.role == AUDITOR_ROLE:
         return
-    record = app.load(game_id)
+    record = app.load(game_id, archived=True)
     if record.seed is None:
         raise AppError(
             ErrorCode.AUTH_FORBIDDEN,

@@ -9,26 +9,15 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from shared.archive.port import Archive
-from shared.config import DEFAULT_DATA_DIR
+from shared.config import ARCHIVE_FILE, ARCHIVE_URL_ENV, archive_location
 
-ARCHIVE_URL_ENV = "TABLETOP_ARCHIVE_URL"
-ARCHIVE_FILE = "archive.sqlite3"
+__all__ = ["ARCHIVE_FILE", "ARCHIVE_URL_ENV", "Archive", "archive_location", "open_archive"]
+
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_SCHEME = "sqlite://"
-
-
-def archive_location(env: Mapping[str, str]) -> str:
-    """Where the archive is: ``TABLETOP_ARCHIVE_URL``, else ``archive.sqlite3`` in
-    ``TABLETOP_DATA_DIR`` (else ``./run``, as ``tabletop run`` uses), made absolute."""
-    explicit = env.get(ARCHIVE_URL_ENV, "").strip()
-    if explicit:
-        return explicit
-    data = env.get("TABLETOP_DATA_DIR", "").strip() or DEFAULT_DATA_DIR
-    return os.path.abspath(os.path.join(data, ARCHIVE_FILE))
 
 
 def open_archive(url_or_path: str, *, dictionaries: Mapping[str, bytes] | None = None) -> Archive:
