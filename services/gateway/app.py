@@ -19,6 +19,7 @@ from services.gateway import (
     limits_guard,
     observe,
     openapi_contract,
+    problem_pages,
     routes,
     schemas,
     tournament_routes,
@@ -115,6 +116,7 @@ def create_app(
     _document_errors(api)
     openapi_contract.install(api.spec)
     app.register_blueprint(docs_page.docs)
+    app.register_blueprint(problem_pages.pages)
     app.register_blueprint(web_routes.web)
     http_extras.install(app, settings.cors_origins)
     observe.install(app, settings, application.ports.client)

@@ -23,7 +23,6 @@ from services.gateway.blueprint import (
     problems,
 )
 from services.gateway.problems import Problem
-from shared import games
 from shared.app import bot_registration, catalogue, creation, queries, searches
 from shared.games.errors import GameError
 
@@ -75,15 +74,21 @@ class Games(MethodView):
         seeds to come), `active` or `finished`; `game` to pick a type. Continue with
         `cursor=<next_cursor>`. A tournament's games are not in this list: `tournament=<id>`
         lists them, in game order (404 `tournament/not_found` for an unknown id)."""
-        return _read(
-            queries.list_lobby,
-            application(),
-            game=query.get("game"),
-            status=query.get("status"),
-            limit=query["limit"],
-            cursor=int(query.get("cursor") or 0),
-            tournament=query.get("tournament"),
-        )
+        try:
+            return _read(
+                queries.list_lobby,
+                application(),
+                game=query.get("game"),
+                status=query.get("status"),
+                limit=query["limit"],
+                cursor=query.get("cursor") or "0",
+                tournament=query.get("tournament"),
+            )
+        except ValueError as exc:  # a cursor of another list (the archive's, for a tournament)
+            raise Problem(
+                422, "request/invalid", f"the query string has invalid fields: cursor ({exc})",
+                title="Unprocessable Entity", errors_={"cursor": [str(exc)]},
+            ) from exc  # fmt: skip
 
     @blp.arguments(schemas.CreateGameSchema())
     @blp.response(201, schemas.CreatedSchema)
@@ -115,12 +120,15 @@ class Games(MethodView):
                 "a fixed seed or deal needs an organizer key",
                 title="Forbidden",
             )
-        if body["game"] not in games.names():
+        # The body's fields are valid (``CreateGameSchema``): what the game says of its seat
+        # count and options, every error at once (creation would stop at the first).
+        found = schemas.game_problems(body["game"], body["seats"], options)
+        if found:
             raise Problem(
                 422,
                 "options/invalid",
-                f"unknown game {body['game']!r}",
-                errors_={"game": [f"one of {', '.join(games.names())}"]},
+                "; ".join(p.detail for p in found),
+                errors_=schemas.game_errors(found),
             )
         if not auth.is_organizer(token):  # search time is shared: a bounded ask without a key
             caps = current_app.config["SETTINGS"].search_caps

@@ -21,8 +21,9 @@ def spec() -> dict[str, Any]:
 
 
 def main() -> None:
-    """Dump to the path given (stdout without one)."""
-    text = json.dumps(spec(), indent=2, sort_keys=True) + "\n"
+    """Dump to the path given (stdout without one), in the document's own order: its tags and
+    operations in the order ``/docs`` shows them (``openapi_contract.ORDER``)."""
+    text = json.dumps(spec(), indent=2) + "\n"
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as f:
             f.write(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, json
+from flask import Response, has_request_context, json, request
 from werkzeug.exceptions import HTTPException
 
 from shared.app.errors import AppError, ErrorCode, status_of, title_of
@@ -35,7 +35,7 @@ class Problem(Exception):
         self.detail = detail
         self.title = title or title_of(code) or code
         self.rule = rule
-        self.errors = errors_ or {}
+        self.errors = as_field_errors(errors_)
         self.extra = extra or {}
 
     @classmethod
@@ -79,13 +79,51 @@ class Problem(Exception):
         return out
 
     def response(self, headers: dict[str, str] | None = None) -> Response:
-        """A Flask response."""
+        """A Flask response (its ``detail`` with a hint to send JSON when the request's body
+        came as another content type and could not be read or used)."""
+        body = self.body()
+        hint = json_hint(self.code)
+        if hint:
+            body["detail"] = f"{body['detail']}; {hint}" if body["detail"] else hint
         return Response(
-            json.dumps(self.body()),
+            json.dumps(body),
             status=self.status,
             mimetype=PROBLEM_TYPE,
             headers={**self.headers, **(headers or {})},
         )
+
+
+def as_field_errors(errors: Any) -> dict[str, list[str]]:
+    """Field errors in the one shape clients get: a list of messages per field (a bare message,
+    or a list of them without a field, is the whole body's)."""
+    if not errors:
+        return {}
+    if not isinstance(errors, dict):
+        errors = {"body": errors}
+    out: dict[str, list[str]] = {}
+    for key, value in errors.items():
+        values = value if isinstance(value, list | tuple) else [value]
+        out[str(key)] = [v if isinstance(v, str) else str(v) for v in values]
+    return out
+
+
+JSON_HINT = "send JSON with the header Content-Type: application/json"
+# The codes of a body that could not be read or used as sent, where the content type may be why.
+_BODY_CODES = {"request/malformed", "request/invalid", "request/unsupported_media_type"}
+
+
+def json_hint(code: str) -> str | None:
+    """A hint to send JSON, for a refused request whose body came as another content type
+    (``curl -d`` sends a form by default); None otherwise."""
+    if code not in _BODY_CODES or not has_request_context():
+        return None
+    if not request.content_length and not request.headers.get("Transfer-Encoding"):
+        return None
+    mimetype = request.mimetype
+    if mimetype == "application/json" or mimetype.endswith("+json"):
+        return None
+    sent = f"it came as {mimetype}" if mimetype else "it came with no Content-Type"
+    return f"{JSON_HINT} ({sent})"
 
 
 _PHRASES = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}

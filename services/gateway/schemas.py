@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import marshmallow as ma
 from marshmallow import validate
+from marshmallow.error_store import merge_errors
 
 from shared import games
 from shared.app import bots, names
 from shared.app.errors import CATALOGUE, ErrorCode
-from shared.app.opening import JSON_SAFE_INT
+from shared.app.opening import JSON_SAFE_INT, check_json_safe
+from shared.games.errors import GameError, invalid_options
 
 SUGGESTION_MAX_BUDGET_MS = 2000  # a hint holds a search worker: keep it short
 SUGGESTION_MAX_ITERATIONS = 1000  # the slowest game searches 100-200 iterations a second
@@ -143,10 +148,57 @@ class ClockSchema(StrictSchema):
     )
 
 
-class CreateGameSchema(StrictSchema):
-    """Body of ``POST /v1/games``."""
+def game_problems(game: Any, seats: Any, options: Any) -> list[GameError]:
+    """What the game itself says of a body's seat count and options (``options/invalid``
+    errors), every one at once: the seat count, then the options as the engine reads them
+    (for a count it takes, so that a wrong count does not hide them). Nothing for a game this
+    service does not host (the body's ``game`` field error says so)."""
+    if not isinstance(game, str) or game not in games.names():
+        return []
+    try:
+        engine = games.get(game)
+    except KeyError:
+        return []
+    found: list[GameError] = []
+    n = len(seats) if isinstance(seats, list) else engine.MIN_SEATS
+    if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
+        # "2-2 seats" reads as a typo: a fixed count is said as one number (as creation does).
+        wanted = (
+            f"exactly {engine.MIN_SEATS}"
+            if engine.MIN_SEATS == engine.MAX_SEATS
+            else f"{engine.MIN_SEATS} to {engine.MAX_SEATS}"
+        )
+        found.append(
+            invalid_options(f"{game} needs {wanted} seats, got {n}", seats=[f"{wanted} seats"])
+        )
+    if isinstance(options, Mapping):
+        try:
+            check_json_safe(options)
+            engine.parse_options(min(max(n, engine.MIN_SEATS), engine.MAX_SEATS), dict(options))
+        except GameError as exc:
+            found.append(exc)
+    return found
 
-    game = ma.fields.String(required=True, metadata={"example": games.names()[0]})
+
+def game_errors(found: list[GameError]) -> dict[str, list[str]]:
+    """The field errors of ``game_problems`` as one map (a problem naming no field is the
+    options')."""
+    out: dict[str, list[str]] = {}
+    for problem in found:
+        for key, messages in (problem.errors or {"options": [problem.detail]}).items():
+            out.setdefault(key, []).extend(m for m in messages if m not in out.get(key, []))
+    return out
+
+
+class CreateGameSchema(StrictSchema):
+    """Body of ``POST /v1/games``. A body with invalid fields is refused with every error of
+    it at once: its fields' and what the game says of its seat count and options."""
+
+    game = ma.fields.String(
+        required=True,
+        validate=validate.OneOf(games.names()),
+        metadata={"example": games.names()[0], "description": "see GET /v1/game-types"},
+    )
     seats = ma.fields.List(
         ma.fields.Nested(SeatSchema), required=True, validate=validate.Length(min=1, max=12)
     )
@@ -177,6 +229,15 @@ class CreateGameSchema(StrictSchema):
             "(docs/fairness.md), so neither the service nor a player can choose the shuffles"
         },
     )
+
+    def handle_error(self, error: ma.ValidationError, data: Any, **kwargs: Any) -> None:
+        """Refuse with the game's own errors too (seat count, options), not one at a time."""
+        if not isinstance(data, Mapping):
+            return
+        found = game_problems(data.get("game"), data.get("seats"), data.get("options", {}))
+        if found:
+            messages = error.messages if isinstance(error.messages, dict) else {}
+            raise ma.ValidationError(merge_errors(messages, game_errors(found)), data=data)
 
 
 class GameTypeSchema(ma.Schema):
@@ -220,7 +281,8 @@ class ListGamesQuerySchema(StrictSchema):
     game = ma.fields.String(validate=validate.OneOf(games.names()))
     status = ma.fields.String(validate=validate.OneOf(["waiting", "active", "finished"]))
     limit = ma.fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
-    cursor = ma.fields.String(validate=validate.Regexp(r"^[0-9]{1,9}$"))
+    # Digits page the games Redis holds; ``a`` and digits page on through the archived ones.
+    cursor = ma.fields.String(validate=validate.Regexp(r"^(?:[0-9]{1,9}|a[0-9]{0,18})$"))
     tournament = ma.fields.String(
         validate=validate.Length(min=1, max=128),
         metadata={"description": "a tournament's id: its games, in game order (they are not "
@@ -462,7 +524,13 @@ class HealthSchema(ma.Schema):
 class ProblemSchema(ma.Schema):
     """An error (RFC 9457 problem details, ``application/problem+json``)."""
 
-    type = ma.fields.String(metadata={"example": "/problems/move/illegal"})
+    type = ma.fields.String(
+        metadata={
+            "example": "/problems/move/illegal",
+            "description": "`/problems/<code>`: a page saying what the problem means and what "
+            "to do (HTML; JSON with `Accept: application/json`)",
+        }
+    )
     title = ma.fields.String()
     status = ma.fields.Integer()
     detail = ma.fields.String()
@@ -474,6 +542,14 @@ class ProblemSchema(ma.Schema):
         }
     )
     rule = ma.fields.String(metadata={"description": "for move/illegal: the rule that forbade it"})
-    errors = ma.fields.Dict(metadata={"description": "per field"})
+    errors = ma.fields.Dict(
+        keys=ma.fields.String(),
+        values=ma.fields.List(ma.fields.String()),
+        metadata={
+            "description": "every invalid field of the request at once: its path in what was "
+            "sent (`seats[2].bot`, `body` for the whole body, `query`) -> its messages",
+            "example": {"seats[2].bot": ["Must be one of: random, heuristic, ismcts."]},
+        },
+    )
     command_id = ma.fields.String()
     version = ma.fields.Integer(allow_none=True)

@@ -109,11 +109,12 @@ def test_same_command_id_is_applied_once(stack: Stack) -> None:
 
 
 def test_unknown_game_type_and_bad_seats(stack: Stack) -> None:
-    problem(
+    body = problem(
         stack.http.post("/v1/games", json={"game": "chess", "seats": [{"name": "a"}]}),
         422,
-        "options/invalid",
+        "request/invalid",
     )
+    assert "game" in body["errors"]
     body = problem(
         stack.http.post("/v1/games", json={"game": "fox", "seats": [{"name": "a"}]}),
         422,
