@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
+from flask import Response, current_app, stream_with_context
 from flask.views import MethodView
 
 from services.gateway import auth
 from services.gateway import tournament_schemas as schemas
 from services.gateway.blueprint import SECURITY, GamesBlueprint, _read, application
 from services.gateway.problems import Problem
-from shared.app import tournament_views, tournaments
+from shared.app import tournament_data, tournament_views, tournaments
 from shared.app.queries import Keys
 
 blp = GamesBlueprint(
@@ -106,6 +106,56 @@ class Tournament(MethodView):
         finished ones. A finished tournament stays finished."""
         _require(auditors=False)
         return _read(tournament_views.cancel_tournament, application(), tournament_id)
+
+
+@blp.route("/v1/tournaments/<tournament_id>/games.jsonl.gz")
+class TournamentExports(MethodView):
+    """A tournament's games in one download."""
+
+    @blp.response(
+        200,
+        content_type="application/gzip",
+        description="gzip of JSON lines, one a finished game in game order: "
+        '`{"id", "tournament": {"id", "index"}, "events": [...]}`, `events` its export',
+    )
+    @blp.doc(security=SECURITY)
+    def get(self, tournament_id: str) -> Any:
+        """Every finished game's log, in game order, wherever it is kept (organizer or auditor
+        key). Each line's `events` are the game's export (`GET /v1/games/{id}/export`), line
+        by line: `tabletop audit --file` checks them once written one game a file."""
+        _require(auditors=True)
+        lines = _read(tournament_data.export_lines, application(), tournament_id)
+        return Response(
+            stream_with_context(tournament_data.gzipped(lines)),
+            mimetype="application/gzip",
+            headers={
+                "Content-Disposition": f'attachment; filename="{tournament_id}-games.jsonl.gz"'
+            },
+        )
+
+
+@blp.route("/v1/tournaments/<tournament_id>/results.csv")
+class TournamentResults(MethodView):
+    """A tournament's games as a table."""
+
+    @blp.response(
+        200,
+        content_type="text/csv",
+        description="a header, then a row a finished game in game order: tournament, index, "
+        "game_id, game, per seat s `seat<s>_entrant`, `_name`, `_bot`, `_rank`, `_score`, "
+        "then winners (seats, space-separated), draw, version",
+    )
+    @blp.doc(security=SECURITY)
+    def get(self, tournament_id: str) -> Any:
+        """One row per finished game (organizer or auditor key), ready for pandas
+        (`pd.read_csv(url, storage_options={"Authorization": ...})`) or DuckDB."""
+        _require(auditors=True)
+        text = _read(tournament_data.results_csv, application(), tournament_id)
+        return Response(
+            stream_with_context(chunk.encode() for chunk in text),
+            mimetype="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="{tournament_id}-results.csv"'},
+        )
 
 
 @blp.route("/v1/ratings")

@@ -4,6 +4,9 @@ game, every read through HTTP and the audit CLI on an export saved after the mov
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
 import subprocess
 import sys
 import time
@@ -88,6 +91,19 @@ def test_a_tournaments_games_move_to_the_archive_and_read_the_same(stack: Stack)
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert cli.returncode == 0, cli.stdout + cli.stderr
+    # The tournament as data: its logs in one download, a row per game.
+    bundle = requests.get(f"{url}/v1/tournaments/{tid}/games.jsonl.gz", headers=ORG)
+    assert bundle.status_code == 200 and bundle.headers["Content-Type"] == "application/gzip"
+    lines = gzip.decompress(bundle.content).splitlines()
+    assert len(lines) == 40
+    from shared.app.tournament_data import split_exports
+
+    assert dict(split_exports(iter(lines)))[gid] == export.content
+    table = requests.get(f"{url}/v1/tournaments/{tid}/results.csv", headers=AUDITOR)
+    assert table.status_code == 200 and table.headers["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(table.text)))
+    assert [int(r["index"]) for r in rows] == list(range(40))
+    assert requests.get(f"{url}/v1/tournaments/{tid}/results.csv").status_code == 401
 
 
 def test_a_live_game_moves_once_scored_and_its_seat_still_reads_its_view(stack: Stack) -> None:

@@ -203,6 +203,41 @@ def test_a_tournaments_games_move_once_counted_and_list_the_same(
     assert len(queries.list_lobby(app, tournament=tid, limit=100)["games"]) == 12
 
 
+def test_a_tournaments_results_as_data_read_the_same_before_and_after_the_move(
+    app: App,
+) -> None:
+    import csv
+
+    from shared.app import tournament_data
+
+    body = {"game": "fox", "games": 8, "players": 2, "options": {"target": 1},
+            "entrants": [{"name": "h", "bot": "heuristic"}, {"bot": "random"}]}  # fmt: skip
+    tid, plan = tournaments.create_tournament(app, body, max_games=100)
+    tournaments.play_games(app, tid, range(0, 6))  # two games not played yet: left out
+    lines = list(tournament_data.export_lines(app, tid))
+    table = "".join(tournament_data.results_csv(app, tid))
+    spectator = queries.Caller(queries.SPECTATOR)
+    exports = dict(tournament_data.split_exports(iter(lines)))
+    assert list(exports) == [json.loads(line)["id"] for line in lines]
+    assert [json.loads(line)["tournament"]["index"] for line in lines] == list(range(6))
+    for gid, export in exports.items():
+        assert export == b"".join(x + b"\n" for x in queries.export_lines(app, gid, spectator))
+    rows = list(csv.DictReader(table.splitlines()))
+    assert [int(r["index"]) for r in rows] == list(range(6))
+    for row in rows:
+        outcome = json.loads(queries.view_json(app, row["game_id"], None))["outcome"]
+        seating = plan.seating(int(row["index"]))
+        for s in range(2):
+            assert int(row[f"seat{s}_rank"]) == outcome["ranks"][s]
+            assert int(row[f"seat{s}_score"]) == outcome["scores"][s]
+            assert row[f"seat{s}_name"] == ("h" if seating[s] == 0 else "random")
+    sweep_all(app, app.ports.archive)
+    assert list(tournament_data.export_lines(app, tid)) == lines
+    assert "".join(tournament_data.results_csv(app, tid)) == table
+    with pytest.raises(AppError):
+        tournament_data.export_lines(app, "tnosuch")
+
+
 def test_the_lobby_pages_on_into_the_archive(app: App) -> None:
     ids = [_play(app, "fox", seed=s)[0] for s in range(5)]
     waiting = creation.create_game(app, "fox", [{"name": "a"}, {"open": True}]).game_id
