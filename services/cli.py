@@ -12,13 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from services.cli_args import API_HELP, default_api, parse_bot, plain
+from services.cli_args import API_HELP, default_api, parse_bot, plain, stack_redis_url
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``tabletop`` command line: every subcommand and option, each with its help."""
+    from shared import games
+
     parser = argparse.ArgumentParser(prog="tabletop", description=plain(__doc__))
     sub = parser.add_subparsers(dest="cmd", required=True)
 
@@ -58,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--game", required=True, help="the game type whose commands it decides")
 
     sim = sub.add_parser("simulate", help="play bot games in-process (no Redis)")
-    sim.add_argument("--game", required=True, help="the game type: fox, skull or skye")
+    sim.add_argument("--game", required=True, help=f"the game type: {', '.join(games.names())}")
     sim.add_argument("--games", type=int, default=100, help="games to play (default: 100)")
     sim.add_argument(
         "--seed",
@@ -135,6 +137,26 @@ def build_parser() -> argparse.ArgumentParser:
         "is not set (default: TABLETOP_DATA_DIR, else ./run, as tabletop run does)",
     )
 
+    for name, text in (
+        ("migrate", "bring the Redis store and the archive to this build's formats "
+                    "(idempotent; tabletop run does it on start)"),
+        ("archive", "move the finished, scored games from Redis to the archive now"),
+    ):  # fmt: skip
+        store = sub.add_parser(name, help=text)
+        store.add_argument(
+            "--data-dir",
+            default=os.environ.get("TABLETOP_DATA_DIR") or None,
+            help="the stack's data directory: its Redis when REDIS_URL is not set, and its "
+            "archive (default: TABLETOP_DATA_DIR, else ./run, as tabletop run does)",
+        )
+        if name == "archive":
+            store.add_argument(
+                "--after-s",
+                type=float,
+                default=0.0,
+                help="only games finished at least this many seconds ago (default: 0)",
+            )
+
     from services import tournament_cli
 
     tournament_cli.add_parser(sub)
@@ -173,6 +195,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_simulation(args)
     if args.cmd == "rebuild":
         return run_rebuild(args.game_ids, args.data_dir)
+    if args.cmd in ("migrate", "archive"):
+        from services import store_cli
+
+        if args.cmd == "migrate":
+            return store_cli.run_migrate(args.data_dir)
+        return store_cli.run_archive(args.data_dir, args.after_s)
     if args.cmd == "audit":
         from services.audit_cli import run_audit
 
@@ -284,6 +312,18 @@ def run_simulation(args: argparse.Namespace) -> int:
     return 0
 
 
+def _migrate_store(url: str) -> str | None:
+    """Bring the store to this build's layout before any process reads it (``tabletop
+    migrate``); why it cannot be, or None."""
+    from shared.adapters.store_format import StoreFormatError, StoreUnreachable, migrate_at
+
+    try:
+        migrate_at(url)
+    except (StoreFormatError, StoreUnreachable) as exc:
+        return str(exc)
+    return None
+
+
 def run_rebuild(game_ids: Sequence[str], data_dir: str | None = None) -> int:
     """``tabletop rebuild``: projections from events, with progress and a summary line, on the
     stack's Redis (``REDIS_URL``, or the one ``make run`` started on ``data_dir``, by default
@@ -295,7 +335,7 @@ def run_rebuild(game_ids: Sequence[str], data_dir: str | None = None) -> int:
     from shared.config import Settings
 
     data = Path(data_dir) if data_dir else Path.cwd() / "run"
-    url = os.environ.get("REDIS_URL") or _stack_redis_url(data)
+    url = os.environ.get("REDIS_URL") or stack_redis_url(data)
     if not url:
         print(
             f"tabletop rebuild: no Redis to rebuild: no running stack's {data / 'redis.url'}; "
@@ -341,7 +381,7 @@ def rotate_bot_secret(data_dir: str | None = None) -> int:
     from shared.config import Settings, SettingsError
 
     data = Path(data_dir) if data_dir else Path.cwd() / "run"
-    url = os.environ.get("REDIS_URL") or _stack_redis_url(data)
+    url = os.environ.get("REDIS_URL") or stack_redis_url(data)
     if not url:
         print(f"tabletop bots: no Redis: no running stack's {data / 'redis.url'}; set "
               "REDIS_URL, or give the stack's TABLETOP_DATA_DIR (--data-dir)", file=sys.stderr)  # fmt: skip
@@ -387,19 +427,6 @@ def ensure_bot_secret(env: dict[str, str]) -> str | None:
     finally:
         client.close()
     return None
-
-
-def _stack_redis_url(data: Path) -> str | None:
-    """The URL ``make run`` wrote for the Redis it started on data directory ``data``, if it
-    runs."""
-    path = data / "redis.url"
-    if not path.exists():
-        return None
-    url = path.read_text().strip()
-    # Through shared/: this command reaches Redis only by the application and its adapters.
-    from shared.adapters.redis_health import answers
-
-    return url if answers(url, timeout=1.0) else None
 
 
 def available_games() -> list[str]:
@@ -462,6 +489,8 @@ def run_stack(
             # Where `tabletop rebuild` (and other tools beside the stack) find this Redis.
             (data / "redis.url").write_text(server.url + "\n")
         if (problem := ensure_bot_secret(env)) is not None:
+            return refuse(problem)
+        if (problem := _migrate_store(env["REDIS_URL"])) is not None:
             return refuse(problem)
         # Every process's metrics under <data dir>/metrics, read by the gateway's /metrics;
         # a new stack starts from zero (a restarted child keeps counting, see observability).

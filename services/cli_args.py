@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 API_HELP = (
@@ -38,3 +39,16 @@ def parse_bot(text: str) -> dict[str, Any]:
             raise ValueError(f"{item!r} is not KEY=N")
         spec[key.strip()] = int(value)
     return spec
+
+
+def stack_redis_url(data: Path) -> str | None:
+    """The URL ``make run`` wrote for the Redis it started on data directory ``data``, if it
+    runs."""
+    path = data / "redis.url"
+    if not path.exists():
+        return None
+    url = path.read_text().strip()
+    # Through shared/: this command reaches Redis only by the application and its adapters.
+    from shared.adapters.redis_health import answers
+
+    return url if answers(url, timeout=1.0) else None

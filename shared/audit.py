@@ -56,6 +56,7 @@ from shared.app.steps import timeout_bot_move
 from shared.events import (
     ENTROPY_CONTRIBUTED,
     GAME_CREATED,
+    RULES_VERSION,
     SEED_REVEALED,
     SERVICE_EVENTS,
     TURN_TIMED_OUT,
@@ -112,12 +113,14 @@ class AuditReport:
 
     @property
     def complete(self) -> bool:
-        """Every check could run (none waits for the seed)."""
-        return not self.waiting
+        """Every check could run (none waits for the seed), and the moves were re-decided
+        (the game's rules are this build's)."""
+        return not self.waiting and "rules" not in self.unchecked
 
     @property
     def status(self) -> str:
-        """``passed``, ``failed`` or ``incomplete`` (nothing failed, some checks wait)."""
+        """``passed``, ``failed`` or ``incomplete`` (nothing failed; some checks wait, or the
+        game was decided under rules this build does not re-decide)."""
         if self.failures:
             return "failed"
         return "passed" if self.complete else "incomplete"
@@ -241,11 +244,21 @@ def audit(
     else:
         report.wait("seed commitment", "the seed is revealed when the game ends")
     secret = revealed if revealed is not None else seed
-    _redecide(report, game_id, engine, envelopes, secret)
-    _bot_moves(report, game_id, engine, envelopes, secret)
+    other_rules = _other_rules(created)
+    if other_rules is not None:
+        # Decided under rules this build does not hold: re-deciding it here would fail moves
+        # that were right then. Its chain and seed are checked above; the rest says so.
+        for name in ("rules", "opening draw", "commands legal", "bot moves"):
+            report.not_rechecked(name, other_rules)
+    else:
+        _redecide(report, game_id, engine, envelopes, secret)
+        _bot_moves(report, game_id, engine, envelopes, secret)
     try:
         record = fold(game_id, envelopes)
     except Exception as exc:  # any failure to replay is the finding
+        if other_rules is not None:
+            report.not_rechecked("final state", f"{other_rules} ({type(exc).__name__}: {exc})")
+            return report
         report.failed("final state", f"{type(exc).__name__}: {exc}", None)
         return report
     report.digest = state_digest(record)
@@ -259,6 +272,20 @@ def audit(
         "final state", f"{len(envelopes)} events fold ({summary}); digest {report.digest}"
     )
     return report
+
+
+def _other_rules(created: Mapping[str, Any]) -> str | None:
+    """Why the game cannot be re-decided by this build's rules (recorded in ``game_created``
+    as ``rules_version``, absent: 1), or None when they are the ones it was decided under."""
+    game = str(created["game"])
+    recorded = created.get(RULES_VERSION, 1)
+    current = games.rules_version(game)
+    if recorded == current:
+        return None
+    return (
+        f"decided under {game} rules version {recorded}; this build decides version "
+        f"{current}: its moves are not re-decided here (audit it with a build of those rules)"
+    )
 
 
 def check_history(docs: Iterable[Mapping[str, Any]], seen: Mapping[int, str]) -> list[int]:

@@ -39,6 +39,9 @@ BOT_TURN_PUBLIC = ("turn_id", "sent_sha256")
 
 # Service-level event types; engines never emit these.
 GAME_CREATED = "game_created"
+# ``game_created``'s key of the rules version the game is decided under (``shared.games.
+# rules_version``; absent: 1).
+RULES_VERSION = "rules_version"
 SEED_REVEALED = "seed_revealed"
 SEAT_CHANGED = "seat_changed"  # a seat's occupant changed (a join, a bot taking over)
 SEAT_RESIGNED = "seat_resigned"

@@ -14,17 +14,13 @@ sets each operation's tag and place.
 from __future__ import annotations
 
 import copy
-import http
-import re
 from typing import Any
 
 from apispec import APISpec
 
-from services.gateway import problem_pages, schemas, view_schemas
-from services.gateway.problems import PROBLEM_TYPE
+from services.gateway import openapi_operations, openapi_problems, schemas, view_schemas
 from shared import games
 from shared.app import bots, catalogue
-from shared.app.errors import CATALOGUE, ErrorCode
 
 Schema = dict[str, Any]
 REF = view_schemas.REF
@@ -113,37 +109,6 @@ ORDER = [
     ("get", "/readyz", "operations"),
     ("get", "/metrics", "operations"),
 ]
-
-# The problem a status answers most often, for the example of a response that names no code.
-STATUS_CODES = {
-    400: ErrorCode.REQUEST_MALFORMED,
-    401: ErrorCode.AUTH_REQUIRED,
-    403: ErrorCode.AUTH_FORBIDDEN,
-    404: ErrorCode.HTTP_NOT_FOUND,
-    405: ErrorCode.HTTP_METHOD_NOT_ALLOWED,
-    409: ErrorCode.REQUEST_IN_PROGRESS,
-    413: ErrorCode.REQUEST_TOO_LARGE,
-    415: ErrorCode.REQUEST_UNSUPPORTED_MEDIA_TYPE,
-    422: ErrorCode.REQUEST_INVALID,
-    429: ErrorCode.REQUEST_RATE_LIMITED,
-    500: ErrorCode.SERVER_ERROR,
-    503: ErrorCode.SERVICE_UNAVAILABLE,
-}
-
-# (method, path) -> status -> description: problems an operation answers that its route does
-# not document itself (the generic responses say less). A route's own description wins.
-PROBLEMS: dict[tuple[str, str], dict[str, str]] = {
-    ("get", "/v1/bots/{bot_id}"): {
-        "401": "the Authorization header is not `Bearer <token>` (`auth/malformed`)",
-        "404": "no such bot (`bot/not_found`)",
-    },
-    ("delete", "/v1/bots/{bot_id}"): {
-        "401": "no key sent (`auth/required`), or a malformed Authorization header "
-        "(`auth/malformed`)",
-        "403": "the key is not this bot's (`auth/forbidden`)",
-        "404": "no such bot (`bot/not_found`)",
-    },
-}
 
 GAME_ID = "$response.body#/id"
 # (method, path, status) -> link name -> link. Each names its target by operationId and says
@@ -337,7 +302,7 @@ ANSWER_EXAMPLES: dict[tuple[str, str, str], dict[str, Any]] = {
 def install(spec: APISpec) -> None:
     """Add the contract to ``spec`` (see the module's docstring)."""
     registered = spec.components.schemas  # apispec keeps the component dicts here
-    _operations_endpoints(spec)
+    openapi_operations.add(spec)
     if "Seat" in registered:
         registered["Seat"] = _seat_shapes(registered["Seat"])
     if "CreateGame" in registered:
@@ -370,8 +335,8 @@ def install(spec: APISpec) -> None:
                 if links and isinstance(response, dict) and "$ref" not in response:
                     response["links"] = copy.deepcopy(links)
         _examples(path, operations, registered)
-    _own_problems(spec)
-    _problem_examples(spec)
+    openapi_problems.own_problems(spec)
+    openapi_problems.problem_examples(spec)
     _order(spec)
 
 
@@ -396,164 +361,6 @@ def _order(spec: APISpec) -> None:
     described = {t["name"]: t for t in spec._tags}  # apispec keeps the tags here
     spec._tags[:] = [{"name": name, "description": text} for name, text in TAGS if name in used]
     spec._tags.extend(t for name, t in described.items() if name in used and name not in dict(TAGS))
-
-
-def _operations_endpoints(spec: APISpec) -> None:
-    """``/healthz`` is in the document (a route of the blueprint); ``/readyz`` and ``/metrics``
-    are plain Flask routes (``observe``) for operators: documented here."""
-    spec.components.schema("Readiness", READINESS)
-    readiness = {"schema": {"$ref": REF + "Readiness"}}
-    spec._paths["/readyz"] = {
-        "get": {
-            "summary": "Readiness: may this gateway be sent traffic",
-            "description": "200 when Redis answers and takes writes and every game type has a "
-            "worker that polled its streams lately (`degraded`: ready, with `warnings`); 503 "
-            "with what is `missing` otherwise. `/healthz` is the liveness check.",
-            "responses": {
-                "200": {"description": "ready (or degraded)",
-                        "content": {"application/json": {**readiness, "example": READY}}},
-                "503": {"description": "not ready: `missing` says why",
-                        "content": {"application/json": {**readiness, "example": UNREADY}}},
-            },
-        },
-    }  # fmt: skip
-    spec._paths["/metrics"] = {
-        "get": {
-            "summary": "Metrics, in the Prometheus text format",
-            "description": "Requests by route and status, their latency, the command streams' "
-            "lengths and lags, the workers' decide times.",
-            "responses": {
-                "200": {
-                    "description": "Prometheus text exposition format (0.0.4)",
-                    "content": {"text/plain": {"schema": {"type": "string"},
-                                               "example": METRICS_EXAMPLE}},
-                },
-            },
-        },
-    }  # fmt: skip
-
-
-READINESS: Schema = {
-    "type": "object",
-    "description": "`GET /readyz`: whether this gateway can do its job",
-    "required": ["status"],
-    "properties": {
-        "status": {"type": "string", "enum": ["ready", "degraded", "unready"]},
-        "redis": {"type": "string", "description": "ok, unreachable, or none (in memory)"},
-        "games": {
-            "type": "object",
-            "description": "per game type: workers that polled within the limit, and how long "
-            "ago the freshest did",
-            "additionalProperties": {
-                "type": "object",
-                "properties": {"workers": {"type": "integer"},
-                               "last_seen_ms": {"type": "integer", "nullable": True}},
-            },
-        },  # fmt: skip
-        "missing": {"type": "array", "items": {"type": "string"},
-                    "description": "what keeps the service from being ready"},
-        "warnings": {"type": "array", "items": {"type": "string"},
-                     "description": "what degrades it"},
-        "memory": {"type": "object", "description": "Redis's memory against the thresholds"},
-    },
-}  # fmt: skip
-READY: dict[str, Any] = {
-    "status": "ready", "redis": "ok",
-    "games": {g: {"workers": 1, "last_seen_ms": 412} for g in games.names()},
-    "missing": [], "warnings": [],
-    "memory": {"used_bytes": 1843200, "maxmemory_bytes": 268435456, "used_ratio": 0.0069,
-               "warn_ratio": 0.8, "critical_ratio": 0.95, "policy": "noeviction",
-               "refusing_writes": False, "status": "ok"},
-}  # fmt: skip
-UNREADY: dict[str, Any] = {
-    "status": "unready", "redis": "unreachable", "games": {},
-    "missing": ["redis: Error 111 connecting to localhost:6379. Connection refused."],
-}  # fmt: skip
-METRICS_EXAMPLE = (
-    "# HELP tabletop_http_requests_total HTTP requests\n"
-    "# TYPE tabletop_http_requests_total counter\n"
-    'tabletop_http_requests_total{method="POST",route="/v1/games",status="201"} 3.0\n'
-)
-
-
-def _own_problems(spec: APISpec) -> None:
-    """The problems of ``PROBLEMS``, each with its own description, in place of a generic
-    response (never of a route's own)."""
-    for (method, path), described in PROBLEMS.items():
-        op = spec._paths.get(path, {}).get(method)
-        if op is None:
-            continue
-        responses = op.setdefault("responses", {})
-        for status, description in described.items():
-            if status not in responses or "$ref" in responses[status]:
-                responses[status] = {
-                    "description": description,
-                    "content": {PROBLEM_TYPE: {"schema": {"$ref": REF + "Problem"}}},
-                }
-        op["responses"] = dict(sorted(responses.items(), key=lambda kv: kv[0] == "default"))
-
-
-# (method, path, status) -> the codes of a route's own response whose description says them in
-# words, not by code: its examples.
-EXAMPLE_CODES: dict[tuple[str, str, str], list[ErrorCode]] = {
-    ("post", "/v1/games/{game_id}/commands", "422"): [
-        ErrorCode.MOVE_ILLEGAL, ErrorCode.MOVE_NOT_YOUR_TURN, ErrorCode.COMMAND_INVALID],
-    ("post", "/v1/games/{game_id}/commands", "409"): [
-        ErrorCode.GAME_STALE_VERSION, ErrorCode.GAME_OVER],
-    ("get", "/v1/games/{game_id}/commands/{command_id}", "404"): [ErrorCode.COMMAND_NOT_FOUND],
-    ("post", "/v1/games/{game_id}/seats/{seat}/entropy", "422"): [
-        ErrorCode.MOVE_ILLEGAL, ErrorCode.FAIRNESS_SEED_ALREADY_SENT],
-    ("get", "/v1/games/{game_id}/suggestion", "422"): [
-        ErrorCode.MOVE_NOT_YOUR_TURN, ErrorCode.REQUEST_INVALID],
-}  # fmt: skip
-
-_CODE = re.compile(r"`([a-z_]+/[a-z_]+)`")  # a code named in a description
-_CODES = {c.value for c in ErrorCode}
-
-
-def _problem_examples(spec: APISpec) -> None:
-    """An example problem body on every error response: of its status, with the field errors'
-    shape (the shared responses: the status's most frequent code; an operation's own: each
-    code its description names)."""
-    for name, response in spec.components.responses.items():
-        content = response.get("content", {}).get(PROBLEM_TYPE)
-        if content is not None:
-            status = 500 if name == "DEFAULT_ERROR" else http.HTTPStatus[name].value
-            content["example"] = problem_example(status)
-    for path, operations in spec._paths.items():
-        for method, op in operations.items():
-            if not isinstance(op, dict):
-                continue
-            for status, response in op.get("responses", {}).items():
-                content = response.get("content", {}).get(PROBLEM_TYPE)
-                if content is None or "example" in content or "examples" in content:
-                    continue
-                named = [*EXAMPLE_CODES.get((method, path, status), []),
-                         *_CODE.findall(response.get("description", ""))]  # fmt: skip
-                found = [ErrorCode(c) for c in dict.fromkeys(named) if c in _CODES
-                         and status.isdigit() and CATALOGUE[ErrorCode(c)][0] == int(status)]  # fmt: skip
-                if len(found) > 1:
-                    content["examples"] = {
-                        code.value: {"summary": code.value,
-                                     "value": problem_example(int(status), code)}
-                        for code in found
-                    }  # fmt: skip
-                elif status.isdigit():
-                    content["example"] = problem_example(int(status), *found[:1])
-
-
-def problem_example(status: int, code: ErrorCode | None = None) -> dict[str, Any]:
-    """An example problem body answered with ``status``: ``code``'s, else the code the status
-    answers most often (the service's own shape, from ``problem_pages``)."""
-    if code is None:
-        code = STATUS_CODES.get(status) or next(
-            (c for c in ErrorCode if CATALOGUE[c][0] == status), ErrorCode.HTTP_ERROR
-        )
-    body = problem_pages.example(code)
-    if body["status"] != status:  # a code answered with another status (http/error's)
-        body["status"] = status
-        body["title"] = http.HTTPStatus(status).phrase
-    return body
 
 
 def _reads_a_malformed_request(method: str, path: str, op: dict[str, Any]) -> bool:

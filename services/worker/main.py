@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 
@@ -10,9 +11,11 @@ from services.worker.archiver import Archiver
 from services.worker.consumer import StreamConsumer
 from services.worker.deadlines import DeadlineScheduler
 from shared import logs
-from shared.adapters import metrics, retention
+from shared.adapters import metrics, retention, store_format
 from shared.bootstrap import bootstrap
 from shared.config import Settings
+
+log = logging.getLogger(__name__)
 
 
 def build_consumer(game_type: str, settings: Settings | None = None) -> StreamConsumer:
@@ -33,6 +36,11 @@ def run(game_type: str) -> None:
     first (the signal only sets ``stop_event``)."""
     logs.configure(f"worker-{game_type}")
     consumer = build_consumer(game_type)
+    try:  # a store from an older build is brought to this one's layout first
+        store_format.migrate(consumer.r)
+    except store_format.StoreFormatError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
     # Before anything that lets a caller see the worker alive (its /metrics port, its
     # decisions): a SIGTERM from then on is a clean stop, never the default kill.
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop_event.set())

@@ -15,9 +15,6 @@ import redis
 from shared import keys
 from shared.adapters.redis import Client, _text
 
-# The most seats a game has (Skull with two boxes): the views a game may have written.
-MAX_SEATS = 12
-
 
 class RedisEvictor:
     """``Evictor`` on a Redis client."""

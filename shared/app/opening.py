@@ -14,7 +14,7 @@ from shared import games
 from shared.app import bots, names
 from shared.app.messages import token_hash
 from shared.app.steps import setup_events, ticked
-from shared.events import GAME_CREATED, NewEvent
+from shared.events import GAME_CREATED, RULES_VERSION, NewEvent
 from shared.games import errors as rules
 from shared.games.base import Engine
 from shared.games.rng import seed_hash
@@ -106,6 +106,11 @@ def created_data(
         data["listed"] = False
     if clock_spec is not None:
         data["clock"] = dict(clock_spec)
+    # The rules it is decided under, once they are past their first version (so that the logs
+    # of games created before rules were versioned, at 1, stay as they were).
+    rules = games.rules_version(game)
+    if rules > 1:
+        data[RULES_VERSION] = rules
     # The policy versions of every bot that may play here (its seats' bots; a resigned or
     # timed-out seat's substitute; random, which a timeout bot falls back on), so that an
     # audit run by a later service, whose bots may play otherwise, knows which moves it can

@@ -32,9 +32,8 @@ LOG_FORMAT = 1
 # one made by an older build is brought up to this one when opened (``SqlArchive._open``).
 # 2: ``game_access`` (what the service needs to serve an archived game as it served it live).
 SCHEMA_VERSION = 2
-# The key of ``game_created``'s data that records the rules version a game was decided under
-# (absent from games created before rules were versioned: their rows say None).
-RULES_VERSION = "rules_version"
+# ``RULES_VERSION`` (``shared.events``): the key of ``game_created``'s data that records the
+# rules version a game was decided under (absent at version 1: its row says None).
 
 
 class ArchiveConflict(Exception):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shared.archive.port import LOG_FORMAT, RULES_VERSION, GameRow
-from shared.events import GAME_CREATED, Envelope, verify_links
+from shared.archive.port import LOG_FORMAT, GameRow
+from shared.events import GAME_CREATED, RULES_VERSION, Envelope, verify_links
 from shared.match.aggregate import Seat
 from shared.match.record import GameRecord, fold
 

@@ -31,6 +31,18 @@ def unregister(name: str) -> None:
     _loaded.pop(name, None)
 
 
+# The version of each game's rules as this build decides them (what ``game_created`` records
+# as ``rules_version`` when it is past 1, and what an audit compares it with). Raised when a
+# change to an engine decides some recorded command otherwise (a rule fixed, a draw changed):
+# games decided before it are then audited as such ("not re-checked"), never failed.
+RULES_VERSIONS = {"fox": 1, "skull": 1, "skye": 1}
+
+
+def rules_version(name: str) -> int:
+    """The version of game ``name``'s rules in this build (1 for a game not versioned)."""
+    return RULES_VERSIONS.get(name, 1)
+
+
 def names() -> list[str]:
     """The game names the service knows."""
     return list(_MODULES)

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The command-line entry points (``tabletop ...``) besides the gateway package.
 CLIS = ("cli.py", "cli_args.py", "audit_cli.py", "tournament_cli.py", "tournament_local.py",
         "tournament_plots.py", "tournament_render.py", "tournament_request.py",
-        "tournament_service.py", "kit_entrants.py")  # fmt: skip
+        "tournament_service.py", "kit_entrants.py", "store_cli.py")  # fmt: skip
 
 
 def lines(path: Path) -> int:
