@@ -23,6 +23,7 @@ from collections.abc import Callable
 from functools import cache, partial
 from typing import Any, TypeVar
 
+import redis
 from celery import Celery
 from celery.exceptions import Reject
 
@@ -85,6 +86,7 @@ class Patience:
         self.full = full
         self.started = time.monotonic()
         self.deadline = self.started + STORE_FULL_WAIT_S[task]
+        self.tries = 0  # in a row, while Redis is unreachable
 
     def run(self, fn: Callable[[], T]) -> T:
         """``fn()``, tried again while Redis refuses its writes; raises ``StillFull``."""
@@ -93,6 +95,18 @@ class Patience:
             try:
                 result = fn()
             except Exception as exc:
+                if _transient(exc):
+                    # Redis restarting (killed, or loading its file): the task waits for it
+                    # within the same wait as a full Redis, instead of failing, which would
+                    # drop its work for good (a tournament's batch: the tournament stalled).
+                    delay = min(5.0, 0.5 * 2 ** min(self.tries, 4))
+                    self.tries += 1
+                    if time.monotonic() + delay > self.deadline:
+                        raise StillFull(self.task) from exc
+                    log.warning("%s: redis unavailable (%s); trying again in %.1f s",
+                                self.task, exc, delay)  # fmt: skip
+                    time.sleep(delay)
+                    continue
                 if not store_full(exc):
                     raise
                 full = self.full or _full_store()
@@ -107,6 +121,13 @@ class Patience:
             if full.full and full.room():  # not every task writes: the figures tell
                 full.accepted()
             return result
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether ``exc`` is Redis being away for a moment (restarting, loading its data)."""
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError | redis.BusyLoadingError):
+        return True
+    return isinstance(exc, redis.ResponseError) and str(exc).startswith("LOADING")
 
 
 def _when_full(task: str, fn: Callable[..., Any]) -> Callable[..., Any]:

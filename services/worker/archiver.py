@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import secrets
+import socket
 import threading
 import time
 
@@ -58,7 +60,8 @@ class Archiver:
         self.stop_event = stop_event or threading.Event()
         self.client = app.ports.client
         self.evictor = RedisEvictor(self.client)
-        self.token = secrets.token_hex(8)
+        # Who holds the lock, for a person (and the fault benchmark) reading it: host and pid.
+        self.token = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         # While sweeps come back with a full page the cursor moves on through the finished
         # games; a pass that reaches the end starts again from the oldest (games that waited
         # for their scoring, or finished in the same instant as a page's last).
