@@ -226,23 +226,7 @@ class RedisDirectory:
 
     def get(self, game_id: str) -> GameEntry | None:
         """See ``GameDirectory.get``."""
-        game, seed, tokens, shard, created, lobby, owner, tournament = self._r.hmget(
-            keys.meta(game_id),
-            "game", "seed", "tokens", "shard", "created_at", "lobby", "owner", "tournament",
-        )  # fmt: skip
-        if game is None or seed is None:
-            return None
-        return GameEntry(
-            game_id=game_id,
-            game=_text(game),
-            seed=_text(seed),
-            shard=int(shard or 0),
-            created_at=_text(created or b""),
-            token_hashes=tuple(json.loads(tokens or b"[]")),
-            lobby=lobby == b"1",
-            owner=_text(owner or b""),
-            tournament=_text(tournament or b""),
-        )
+        return entry_of(game_id, self._r.hmget(keys.meta(game_id), *META_FIELDS))
 
     def set_token_hashes(self, game_id: str, token_hashes: Sequence[str | None]) -> None:
         """See ``GameDirectory.set_token_hashes``."""
@@ -290,6 +274,28 @@ class RedisDirectory:
             raws = self._r.hmget(keys.RESULTS, list(game_ids[i : i + 1000]))
             out += [orjson.loads(raw) if raw is not None else None for raw in raws]
         return out
+
+
+# A game's meta hash fields, as ``entry_of`` reads them.
+META_FIELDS = ("game", "seed", "tokens", "shard", "created_at", "lobby", "owner", "tournament")
+
+
+def entry_of(game_id: str, values: Sequence[Any]) -> GameEntry | None:
+    """The directory entry of a meta hash's ``META_FIELDS`` values (None: no such game)."""
+    game, seed, tokens, shard, created, lobby, owner, tournament = values
+    if game is None or seed is None:
+        return None
+    return GameEntry(
+        game_id=game_id,
+        game=_text(game),
+        seed=_text(seed),
+        shard=int(shard or 0),
+        created_at=_text(created or b""),
+        token_hashes=tuple(json.loads(tokens or b"[]")),
+        lobby=lobby == b"1",
+        owner=_text(owner or b""),
+        tournament=_text(tournament or b""),
+    )
 
 
 class RedisReadModels:

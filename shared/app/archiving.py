@@ -4,13 +4,14 @@ A game moves once it is over and scored: a live game once its result is written,
 tournament's game once its standings and ratings have counted it (``counted``), and at least
 ``after_s`` after it finished (sooner while Redis's memory is short). Each move:
 
-1. reads the game's log, entry and result from Redis;
-2. checks the log: its chain (every hash, salted from the seed the game revealed) and its head
-   equal Redis's head;
-3. archives it (``Archive.put_games``: idempotent, a batch in one transaction), then checks the
-   archived row's head against Redis's;
-4. removes the game from Redis (``Evictor.evict``): its keys in one transaction that fails if
-   the game moved on in between, then its place in the indexes.
+1. reads the game's log, entry and head from Redis (a page of games in one round trip);
+2. checks the log: its versions contiguous and linked, its last envelope Redis's head (the
+   audit recomputes every salted hash; the mover does not, for its cost: about a millisecond
+   a game, most of a move);
+3. archives it (``Archive.put_games``: idempotent, a batch in one transaction), then reads back
+   the archived heads: each must be Redis's;
+4. removes the game from Redis (``Evictor.evict``): its keys by one script that does nothing
+   if the game moved on in between, then its place in the indexes.
 
 At-least-once and idempotent: a kill at any step leaves the game readable from Redis (before
 step 4's transaction) or from the archive (after it), and the next sweep finishes the move: a
@@ -27,9 +28,9 @@ from typing import Any, Protocol
 
 from shared.adapters.archived import entry_doc
 from shared.app.context import App
-from shared.app.ports import GameDirectory, GameEntry, TournamentEntry
+from shared.app.ports import GameDirectory, GameEntry
 from shared.archive.port import Archive, ArchiveConflict, FinishedGame
-from shared.events import Envelope, verify_chain
+from shared.events import Envelope, verify_links
 from shared.match.record import GameRecord, fold
 from shared.store.port import EventStore
 
@@ -39,21 +40,45 @@ SWEEP_LIMIT = 500  # games looked at per sweep
 PUT_BATCH = 100  # games archived per transaction
 
 
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A game as Redis holds it: its directory entry, its whole log, its head."""
+
+    entry: GameEntry
+    envelopes: Sequence[Envelope]
+    head: tuple[int, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Evicting:
+    """A game to remove from Redis, if its head is still at ``version``."""
+
+    game_id: str
+    game: str
+    seats: int
+    version: int
+
+
 class Evictor(Protocol):
-    """What the mover needs of Redis beyond the store and the directory."""
+    """What the mover needs of Redis, a page of games at a time."""
 
     def finished_before(self, epoch: float, *, after: float, limit: int) -> list[tuple[str, float]]:
         """(game id, finishing epoch) of games listed finished at or before ``epoch`` and
         after ``after``, oldest first."""
         ...
 
-    def evict(self, game_id: str, *, game: str, seats: int, version: int) -> bool:
-        """Remove the game's keys and index entries; False (nothing removed) when its head
-        is no longer at ``version``."""
+    def load(self, game_ids: Sequence[str]) -> list[Loaded | None]:
+        """Each game as Redis holds it (None: it has no entry left)."""
         ...
 
-    def forget(self, game_id: str, *, game: str | None) -> None:
-        """Remove a game that has no keys left from the indexes (a move cut short)."""
+    def evict(self, games: Sequence[Evicting]) -> list[bool]:
+        """Remove each game's keys and index entries; False (nothing removed) for one whose
+        head is no longer at its ``version``."""
+        ...
+
+    def forget(self, games: Sequence[tuple[str, str | None]]) -> None:
+        """Remove games that have no keys left (a move cut short) from the indexes: (game id,
+        game type, or None when unknown)."""
         ...
 
 
@@ -75,6 +100,7 @@ class _Candidate:
     envelopes: Sequence[Envelope]
     record: GameRecord
     result: Mapping[str, Any]
+    head: tuple[int, str]  # Redis's
 
 
 def redis_parts(app: App) -> tuple[EventStore, GameDirectory]:
@@ -95,7 +121,7 @@ def sweep(
 ) -> Sweep:
     """Move the games listed finished at or before ``before_epoch`` (and after
     ``after_epoch``) that are ready, ``limit`` at most."""
-    store, directory = redis_parts(app)
+    _store, directory = redis_parts(app)
     done = Sweep()
     listed = evictor.finished_before(before_epoch, after=after_epoch, limit=limit)
     done.looked = len(listed)
@@ -104,91 +130,75 @@ def sweep(
     done.last_epoch = listed[-1][1]
     ids = [gid for gid, _ in listed]
     results = directory.results(ids)
-    tournaments: dict[str, TournamentEntry | None] = {}
     ready: list[_Candidate] = []
-    for gid, result in zip(ids, results, strict=True):
-        entry = directory.get(gid)
-        if entry is None:
+    gone: list[tuple[str, str | None]] = []
+    scored: list[tuple[str, Loaded, Mapping[str, Any]]] = []
+    for gid, result, loaded in zip(ids, results, evictor.load(ids), strict=True):
+        if loaded is None:
             # No entry: a move cut short after its keys went (the archive has it), or a game
             # whose keys someone removed (nothing left to move): either way, off the lists.
             if archive.has_game(gid):
                 done.finished_before += 1
             else:
                 log.warning("archive: game %s is listed finished but has no entry; unlisted", gid)
-            evictor.forget(gid, game=None)
-            continue
-        envelopes = store.read(gid)
-        if not envelopes:
+            gone.append((gid, None))
+        elif not loaded.envelopes:
             done.refused.append((gid, "no log"))
+        elif result is None:
+            done.waiting += 1  # its scoring has not written its result yet
+        else:
+            scored.append((gid, loaded, result))
+    counted = _counted(app, [loaded for _, loaded, _ in scored])
+    for (gid, loaded, stored), ok in zip(scored, counted, strict=True):
+        if not ok:
+            done.waiting += 1  # a tournament's game its standings do not hold yet
             continue
-        record = fold(gid, envelopes)
-        why = _not_ready(app, entry, record, result, tournaments)
-        if why is not None:
+        record = fold(gid, loaded.envelopes)
+        if record.outcome is None or record.seed is None:
             done.waiting += 1
             continue
-        assert result is not None
-        ready.append(_Candidate(entry, envelopes, record, result))
+        ready.append(_Candidate(loaded.entry, loaded.envelopes, record, stored, loaded.head))
+    if gone:
+        evictor.forget(gone)
     for start in range(0, len(ready), PUT_BATCH):
-        _move(store, archive, evictor, ready[start : start + PUT_BATCH], done)
+        _move(archive, evictor, ready[start : start + PUT_BATCH], done)
     return done
 
 
-def _not_ready(
-    app: App,
-    entry: GameEntry,
-    record: GameRecord,
-    result: Mapping[str, Any] | None,
-    tournaments: dict[str, TournamentEntry | None],
-) -> str | None:
-    """Why the game may not move yet, or None."""
-    if record.outcome is None or record.seed is None:
-        return "not over"
-    if result is None:
-        return "not scored"
-    tag = record.match.tournament
-    if tag is None:
-        return None
-    tid, index = str(tag["id"]), int(tag["index"])
-    if tid not in tournaments:
-        tournaments[tid] = app.ports.tournaments.get(tid)
-    found = tournaments[tid]
-    if found is None:
-        return None  # a tournament no longer kept: nothing will count the game
-    return None if counted(app, found, index) else "not counted"
+def _counted(app: App, games: Sequence[Loaded]) -> list[bool]:
+    """Whether each game may leave Redis as far as its tournament goes: one of no tournament
+    may; a tournament's game once its standings hold it (it is folded): no batch plays it
+    again (``tournaments.play_games`` skips folded games), and what reads it later (the
+    ratings in game order, an sprt's pairs, a cancelled tournament's replay) reads its stored
+    result, which the archive keeps (``ArchiveBackedDirectory.results``). One read per
+    tournament."""
+    tags = [g.envelopes[0].data.get("tournament") if g.envelopes else None for g in games]
+    wanted: dict[str, list[int]] = {}
+    for tag in tags:
+        if tag:
+            wanted.setdefault(str(tag["id"]), []).append(int(tag["index"]))
+    folded: dict[tuple[str, int], bool] = {}
+    for tid, indexes in wanted.items():
+        if app.ports.tournaments.get(tid) is None:
+            flags = [True] * len(indexes)  # a tournament no longer kept: nothing counts it
+        else:
+            flags = app.ports.tournaments.folded(tid, indexes)
+        folded.update(((tid, i), f) for i, f in zip(indexes, flags, strict=True))
+    return [True if not tag else folded[(str(tag["id"]), int(tag["index"]))] for tag in tags]
 
 
-def counted(app: App, tournament: TournamentEntry, index: int) -> bool:
-    """Whether the tournament is done with game ``index``: its standings and ratings count it
-    (they read its result as they reach it in game order, ``tournaments._finisher``), or it is
-    folded in a cancelled (or decided) tournament, whose standings take no more."""
-    tally = tournament.tally
-    if tournament.plan.get("format") == "sprt":
-        if index < int(tally.get("done", 0)):
-            return True
-    elif index < int(tally.get("rated", 0)):
-        return True
-    if tournament.cancelled:
-        return app.ports.tournaments.folded(tournament.tournament_id, [index])[0]
-    return False
-
-
-def _move(
-    store: EventStore,
-    archive: Archive,
-    evictor: Evictor,
-    batch: Sequence[_Candidate],
-    done: Sweep,
-) -> None:
+def _move(archive: Archive, evictor: Evictor, batch: Sequence[_Candidate], done: Sweep) -> None:
     """Check, archive and evict one batch of ready games."""
     checked: list[_Candidate] = []
     for c in batch:
         gid = c.record.id
         try:
-            version = verify_chain(c.envelopes, str(c.record.seed))
+            verify_links(c.envelopes)
         except ValueError as broken:
             done.refused.append((gid, f"its chain is broken: {broken}"))
             continue
-        if store.head(gid) != (version, c.envelopes[-1].hash):
+        last = c.envelopes[-1]
+        if c.head != (last.version, last.hash):
             done.refused.append((gid, "its log and head disagree"))
             continue
         checked.append(c)
@@ -215,21 +225,25 @@ def _move(
                 log.error("archive: game %s is archived with another log; kept in Redis",
                           game.game_id)  # fmt: skip
                 done.refused.append((game.game_id, "archived with another log"))
-    for c, now in kept:
-        gid = c.record.id
-        row = archive.game(gid)
-        last = c.envelopes[-1]
-        if row is None or (row.version, row.head_hash) != (last.version, last.hash):
-            done.refused.append((gid, "the archived copy's head differs"))
-            continue
-        if evictor.evict(gid, game=c.entry.game, seats=len(c.entry.token_hashes),
-                         version=last.version):  # fmt: skip
-            if now:
-                done.moved += 1
-            else:
-                done.finished_before += 1
+    # The copy, read back: its head must be Redis's before Redis lets go of the game.
+    heads = archive.heads([c.record.id for c, _ in kept])
+    evicting: list[tuple[_Candidate, bool]] = []
+    for (c, now), head in zip(kept, heads, strict=True):
+        if head != c.head:
+            done.refused.append((c.record.id, "the archived copy's head differs"))
         else:
-            done.refused.append((gid, "it moved on while being archived"))
+            evicting.append((c, now))
+    removed = evictor.evict(
+        [Evicting(c.record.id, c.entry.game, len(c.entry.token_hashes), c.head[0])
+         for c, _ in evicting]
+    )  # fmt: skip
+    for (c, now), ok in zip(evicting, removed, strict=True):
+        if not ok:
+            done.refused.append((c.record.id, "it moved on while being archived"))
+        elif now:
+            done.moved += 1
+        else:
+            done.finished_before += 1
 
 
 def is_archived(app: App, game_id: str) -> bool:

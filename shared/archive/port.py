@@ -221,6 +221,11 @@ class Archive(Protocol):
         """The game's export, byte for byte the one archived; None when it is not archived."""
         ...
 
+    def heads(self, game_ids: Sequence[str]) -> list[tuple[int, str] | None]:
+        """(version, head hash) of each archived game's log, in order (None: not archived),
+        in a few statements."""
+        ...
+
     def access(self, game_id: str) -> dict[str, Any] | None:
         """The ``FinishedGame.access`` document archived with the game, or None."""
         ...

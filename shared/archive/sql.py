@@ -162,19 +162,30 @@ class SqlArchive:
 
     def accesses(self, game_ids: Sequence[str]) -> list[dict[str, Any] | None]:
         """See ``Archive.accesses``: a statement per 500 ids."""
+        found = self._docs(
+            "SELECT g.game_id, a.doc FROM games g JOIN game_access a ON a.seq = g.seq "
+            "WHERE g.game_id IN ({})",
+            game_ids,
+        )
+        return [found.get(gid) for gid in game_ids]
+
+    def heads(self, game_ids: Sequence[str]) -> list[tuple[int, str] | None]:
+        """See ``Archive.heads``: a statement per 500 ids."""
+        found = self._docs("SELECT g.game_id, g.doc FROM games g WHERE g.game_id IN ({})", game_ids)
+        docs = [found.get(gid) for gid in game_ids]
+        return [None if d is None else (int(d["version"]), str(d["head_hash"])) for d in docs]
+
+    def _docs(self, sql: str, game_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Game id -> the JSON of ``sql``'s second column, for the ids (``{}`` in ``sql``
+        stands for their placeholders), 500 at a time."""
         found: dict[str, dict[str, Any]] = {}
         ids = list(dict.fromkeys(game_ids))
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            marks = ", ".join("?" * len(chunk))
             with self._db.read() as tx:
-                rows = tx.run(
-                    "SELECT g.game_id, a.doc FROM games g JOIN game_access a ON a.seq = g.seq "
-                    f"WHERE g.game_id IN ({marks})",
-                    chunk,
-                )
+                rows = tx.run(sql.format(", ".join("?" * len(chunk))), chunk)
             found.update((str(gid), orjson.loads(doc)) for gid, doc in rows)
-        return [found.get(gid) for gid in game_ids]
+        return found
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """See ``Archive.read``."""

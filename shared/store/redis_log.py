@@ -162,18 +162,7 @@ class RedisEventStore:
         # Start one entry early: its hash is the first envelope's prev_hash.
         start = max(after, 1)
         raws = self._entries(game_id, start, None if limit is None else after + limit)
-        docs = [orjson.loads(raw) for raw in raws]
-        prev = GENESIS_HASH
-        if after >= 1:
-            if not docs or docs[0]["version"] != after:
-                return []
-            prev = docs.pop(0)["hash"]
-        out = []
-        for doc in docs:
-            doc["prev_hash"] = prev
-            prev = doc["hash"]
-            out.append(Envelope.from_dict(doc))
-        return out
+        return envelopes_of_entries(raws, after)
 
     def _entries(self, game_id: str, first: int, last: int | None) -> list[bytes]:
         """The stored entries of versions ``first`` to ``last`` (None: to the newest)."""
@@ -209,6 +198,23 @@ class RedisEventStore:
             return None
         lo, hi = _text(seen).split("-")
         return int(lo), int(hi)
+
+
+def envelopes_of_entries(raws: Sequence[bytes], after: int = 0) -> list[Envelope]:
+    """The envelopes of stored entries (a log's lines from version ``max(after, 1)``: from
+    ``after``, whose entry gives the first envelope's prev_hash, and is not returned)."""
+    docs = [orjson.loads(raw) for raw in raws]
+    prev = GENESIS_HASH
+    if after >= 1:
+        if not docs or docs[0]["version"] != after:
+            return []
+        prev = docs.pop(0)["hash"]
+    out = []
+    for doc in docs:
+        doc["prev_hash"] = prev
+        prev = doc["hash"]
+        out.append(Envelope.from_dict(doc))
+    return out
 
 
 def _call(
