@@ -268,3 +268,16 @@ def _prefer_wait() -> float | None:
 
 def _fmt(wait: float) -> str:
     return str(int(wait)) if wait == int(wait) else str(wait)
+
+
+def paging(query: Mapping[str, Any]) -> tuple[int, int]:
+    """(offset, limit) of a list's query: its ``cursor`` (a ``next_cursor`` it gave) when
+    sent, else its ``offset``."""
+    cursor = query.get("cursor")
+    return (int(cursor) if cursor else int(query.get("offset", 0))), int(query["limit"])
+
+
+def next_cursor(offset: int, limit: int, found: int) -> dict[str, str | None]:
+    """``{"next_cursor": ...}`` of a page read with ``limit + 1``: the next page's cursor
+    when ``found`` says there is one, else None."""
+    return {"next_cursor": str(offset + limit) if found > limit else None}

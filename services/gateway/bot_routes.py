@@ -28,6 +28,8 @@ from services.gateway.blueprint import (
     _idempotent,
     _read,
     application,
+    next_cursor,
+    paging,
 )
 from shared.app import bot_registration, remote
 from shared.app.context import App
@@ -81,11 +83,11 @@ class Bots(MethodView):
     def get(self, query: dict[str, Any]) -> Any:
         """Registered bots, oldest first; a webhook bot's `url` only to its own key or an
         organizer key (Bearer)."""
-        return {
-            "bots": bot_registration.list_bots(
-                application(), offset=query["offset"], limit=query["limit"], caller=bot_caller()
-            )
-        }
+        offset, limit = paging(query)
+        found = bot_registration.list_bots(
+            application(), offset=offset, limit=limit + 1, caller=bot_caller()
+        )
+        return {"bots": found[:limit], **next_cursor(offset, limit, len(found))}
 
 
 def register(body: dict[str, Any]) -> tuple[dict[str, Any], int, dict[str, str]]:

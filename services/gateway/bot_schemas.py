@@ -133,6 +133,10 @@ class BotListSchema(ma.Schema):
     """``GET /v1/bots``."""
 
     bots = ma.fields.List(ma.fields.Nested(BotSchema))
+    next_cursor = ma.fields.String(
+        allow_none=True,
+        metadata={"description": "`cursor` of the next page; null at the end"},
+    )
 
 
 class BotListQuerySchema(StrictSchema):
@@ -140,6 +144,10 @@ class BotListQuerySchema(StrictSchema):
 
     offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**9))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    cursor = ma.fields.String(
+        validate=validate.Regexp(r"^[0-9]{1,10}$"),
+        metadata={"description": "a list's `next_cursor`: the page after it (else `offset`)"},
+    )
 
 
 class TurnAnswerSchema(StrictSchema):

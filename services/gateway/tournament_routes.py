@@ -9,7 +9,14 @@ from flask.views import MethodView
 
 from services.gateway import auth
 from services.gateway import tournament_schemas as schemas
-from services.gateway.blueprint import SECURITY, GamesBlueprint, _read, application
+from services.gateway.blueprint import (
+    SECURITY,
+    GamesBlueprint,
+    _read,
+    application,
+    next_cursor,
+    paging,
+)
 from services.gateway.problems import Problem
 from shared.app import tournament_data, tournament_views, tournaments
 from shared.app.queries import Keys
@@ -73,11 +80,9 @@ class Tournaments(MethodView):
     def get(self, query: dict[str, Any]) -> Any:
         """Every tournament, oldest first (organizer or auditor key)."""
         _require(auditors=True)
-        return {
-            "tournaments": tournament_views.list_tournaments(
-                application(), offset=query["offset"], limit=query["limit"]
-            )
-        }
+        offset, limit = paging(query)
+        found = tournament_views.list_tournaments(application(), offset=offset, limit=limit + 1)
+        return {"tournaments": found[:limit], **next_cursor(offset, limit, len(found))}
 
 
 @blp.route("/v1/tournaments/<tournament_id>")
@@ -91,13 +96,11 @@ class Tournament(MethodView):
         """Status, progress, standings with 95% intervals, ratings, the head-to-head matrix
         and a page of its games (`offset`, `limit`); organizer or auditor key."""
         _require(auditors=True)
+        offset, limit = paging(query)
         return _read(
-            tournament_views.tournament_doc,
-            application(),
-            tournament_id,
-            offset=query["offset"],
-            limit=query["limit"],
-        )
+            tournament_views.tournament_doc, application(), tournament_id, offset=offset,
+            limit=limit,
+        )  # fmt: skip
 
     @blp.response(200, schemas.TournamentSchema)
     @blp.doc(security=SECURITY)

@@ -150,10 +150,15 @@ class TournamentCreatedSchema(ma.Schema):
 
 
 class TournamentQuerySchema(StrictSchema):
-    """Paging of a tournament's game list."""
+    """Paging of a list (the tournaments, or a tournament's games): ``cursor`` (a list's
+    ``next_cursor``) or ``offset``, and ``limit``."""
 
     offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**9))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+    cursor = ma.fields.String(
+        validate=validate.Regexp(r"^[0-9]{1,10}$"),
+        metadata={"description": "a list's `next_cursor`: the page after it (else `offset`)"},
+    )
 
 
 class SprtStateSchema(ma.Schema):
@@ -274,6 +279,10 @@ class TournamentListSchema(ma.Schema):
             "description": "oldest first: id, game, format, entrants (names), created_at, "
             "status, progress, paused and paused_reason (as a tournament's)"
         },
+    )
+    next_cursor = ma.fields.String(
+        allow_none=True,
+        metadata={"description": "`cursor` of the next page; null at the end"},
     )
 
 

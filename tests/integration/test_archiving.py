@@ -270,3 +270,30 @@ def test_an_unknown_game_is_still_not_found(app: App) -> None:
         queries.view_json(app, "nosuchgame", None)
     assert app.ports.store.read("nosuchgame") == []
     assert app.entry("nosuchgame") is None
+
+
+def test_every_list_pages_by_cursor(app: App) -> None:
+    from flask.testing import FlaskClient
+
+    from services.gateway.app import create_app
+
+    for n in range(3):
+        tournaments.create_tournament(
+            app, {"game": "fox", "games": 2, "players": 2,
+                  "entrants": [{"bot": "random"}, {"bot": "random"}]}, max_games=10,
+        )  # fmt: skip
+    settings = Settings(bot_dispatch="none", organizer_keys=frozenset({"org"}))
+    client: FlaskClient = create_app(settings, application=app).test_client()
+    seen: list[str] = []
+    cursor = None
+    for _ in range(5):
+        query = {"limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = client.get("/v1/tournaments", query_string=query,
+                          headers={"Authorization": "Bearer org"}).get_json()  # fmt: skip
+        seen += [t["id"] for t in page["tournaments"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == 3
+    bots = client.get("/v1/bots", query_string={"limit": 1}).get_json()
+    assert bots == {"bots": [], "next_cursor": None}
