@@ -86,6 +86,27 @@ def play_live(url: str, stop: threading.Event, out: dict[str, int]) -> None:
                 time.sleep(0.02)
 
 
+def export_reads(url: str, data: Path, n: int) -> dict[str, Any]:
+    """GET /v1/games/{id}/export of ``n`` archived games (spread over the archive), timed:
+    p50 and p95 in ms, through the gateway."""
+    path = data / "archive.sqlite3"
+    if not path.exists() or n <= 0:
+        return {}
+    with sqlite3.connect(path) as conn:
+        ids = [r[0] for r in conn.execute(
+            "SELECT game_id FROM games ORDER BY (seq * 7919) % 10007 LIMIT ?", (n,))]  # fmt: skip
+    s = requests.Session()
+    times = []
+    for gid in ids:
+        began = time.perf_counter()
+        resp = s.get(f"{url}/v1/games/{gid}/export", timeout=60)
+        times.append((time.perf_counter() - began) * 1000)
+        resp.raise_for_status()
+    times.sort()
+    return {"n": len(times), "p50_ms": round(times[len(times) // 2], 2),
+            "p95_ms": round(times[int(len(times) * 0.95)], 2)}  # fmt: skip
+
+
 def archived(data: Path) -> int:
     path = data / "archive.sqlite3"
     if not path.exists():
@@ -105,6 +126,8 @@ def main() -> None:
     parser.add_argument("--live", type=int, default=0, help="live games played beside")
     parser.add_argument("--no-wait", action="store_true", help="read memory at once")
     parser.add_argument("--out", type=Path, default=None, help="write the rows as JSON")
+    parser.add_argument("--exports", type=int, default=200,
+                        help="archived games whose export is then read through the API, timed")  # fmt: skip
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="bench-archive-"))
     env = {"TABLETOP_ARCHIVE_AFTER_S": args.after_s, "TABLETOP_REDIS_MAXMEMORY": args.maxmemory,
@@ -133,6 +156,7 @@ def main() -> None:
                    "archived": archived(data)}  # fmt: skip
             rows.append(row)
             print(json.dumps(row), flush=True)
+        reads = export_reads(stack.url, data, args.exports) if args.archive == "on" else {}
     finally:
         stop.set()
         for t in threads:
@@ -140,7 +164,7 @@ def main() -> None:
         size = sum(p.stat().st_size for p in data.glob("archive.sqlite3*"))
         stack.stop()
     first = rows[0]["used_memory"] if rows else 0
-    summary = {"rows": rows, "archive_bytes": size, "live": live,
+    summary = {"rows": rows, "archive_bytes": size, "live": live, "export_reads": reads,
                "memory_ratio_last_to_first": round(rows[-1]["used_memory"] / first, 3)
                if rows and first else None,
                "archive_bytes_per_game": round(size / max(1, rows[-1]["archived"]))
