@@ -83,6 +83,7 @@ class Games(MethodView):
                 limit=query["limit"],
                 cursor=query.get("cursor") or "0",
                 tournament=query.get("tournament"),
+                bot=query.get("bot"),
             )
         except ValueError as exc:  # a cursor of another list (the archive's, for a tournament)
             raise Problem(

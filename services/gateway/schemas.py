@@ -288,6 +288,12 @@ class ListGamesQuerySchema(StrictSchema):
         metadata={"description": "a tournament's id: its games, in game order (they are not "
                                  "in the plain list)"},
     )  # fmt: skip
+    bot = ma.fields.String(
+        validate=validate.Length(min=1, max=128),
+        metadata={"description": "a registered bot's id: its games, newest first (the lobby's "
+                                 "it sits in, then its finished games in the archive, "
+                                 "tournaments' included)"},
+    )  # fmt: skip
 
 
 class GameListSchema(ma.Schema):

@@ -193,6 +193,7 @@ def list_lobby(
     limit: int = 20,
     cursor: str | int | None = 0,
     tournament: str | None = None,
+    bot: str | None = None,
 ) -> dict[str, Any]:
     """``GET /v1/games``: listed games, newest first, with their status (``waiting`` for
     players or client seeds, ``active``, ``finished``), seats (name, bot, open), version and
@@ -200,10 +201,13 @@ def list_lobby(
     holds come first, then the finished games moved to the archive, newest first. A
     tournament's games are not in it: ``tournament`` lists that tournament's games instead, in
     game order (each with its ``tournament`` {id, index}), wherever they are kept; AppError
-    ``tournament/not_found``. ValueError for a cursor this list did not give."""
+    ``tournament/not_found``. ``bot``: a registered bot's games, the lobby's it sits in, then
+    every finished one archived (its tournament games too: the archive's per-bot index).
+    ValueError for a cursor this list did not give."""
     text = "0" if cursor is None else str(cursor)
     if tournament is None and text.startswith(ARCHIVED_CURSOR):
-        return _list_archived(app, game, status, limit, text[len(ARCHIVED_CURSOR) :] or None)
+        after = text[len(ARCHIVED_CURSOR) :] or None
+        return _list_archived(app, game, status, limit, after, bot)
     if not text.isdigit():
         raise ValueError(f"not a cursor of this list: {text!r}")
     if tournament is not None:
@@ -231,6 +235,8 @@ def list_lobby(
             offset += 1
             scanned += 1
             item = _listed(app, gid, game, status)
+            if item is not None and bot is not None and not _seats_bot(item, bot):
+                item = None
             if item is not None:
                 items.append(item)
                 if len(items) >= limit:
@@ -242,39 +248,52 @@ def list_lobby(
     # Redis's games are all listed: the archived ones follow.
     if len(items) >= limit:
         return {"games": items, "next_cursor": ARCHIVED_CURSOR}
-    more = _list_archived(app, game, status, limit - len(items), None)
+    more = _list_archived(app, game, status, limit - len(items), None, bot)
     return {"games": items + more["games"], "next_cursor": more["next_cursor"]}
 
 
+def _seats_bot(item: Mapping[str, Any], bot: str) -> bool:
+    return any(s.get("bot_id") == bot for s in item.get("seats") or [])
+
+
 def _list_archived(
-    app: App, game: str | None, status: str | None, limit: int, cursor: str | None
+    app: App,
+    game: str | None,
+    status: str | None,
+    limit: int,
+    cursor: str | None,
+    bot: str | None = None,
 ) -> dict[str, Any]:
-    """A page of the lobby's games that moved to the archive (all finished), newest first."""
+    """A page of the lobby's games that moved to the archive (all finished), newest first; a
+    registered ``bot``'s games (every one, tournaments' included) by the per-bot index."""
     archive = app.ports.archive
     if archive is None or status not in (None, "finished"):
         return {"games": [], "next_cursor": None}
-    found = archive.list_games(game=game, lobby=True, cursor=cursor, limit=limit)
-    results = app.ports.directory.results([row.game_id for row in found.items])
-    items = [
-        _archived_item(row, result)
-        for row, result in zip(found.items, results, strict=True)
-        if row.finished
-    ]
+    found = archive.list_games(game=game, lobby=bot is None, bot_id=bot, cursor=cursor, limit=limit)
+    items = [_archived_item(row) for row in found.items if row.finished]
     after = found.next_cursor
     return {"games": items, "next_cursor": None if after is None else ARCHIVED_CURSOR + after}
 
 
-def _archived_item(row: GameRow, result: Mapping[str, Any] | None) -> dict[str, Any]:
+def _archived_item(row: GameRow) -> dict[str, Any]:
     """The list's item of an archived game: what ``_listed`` gives from its public view (its
-    seats as the view shows them: the stored result's, numbered)."""
-    seats = (result or {}).get("seats")
-    if seats is None:  # archived without its result: the row's names and bots
-        seats = [{"name": s["name"], "bot": s["bot"]} for s in row.seats]
+    seats as views show them: ``Seat.public``)."""
+    seats = []
+    for i, s in enumerate(row.seats):
+        seat: dict[str, Any] = {"seat": i, "name": s["name"]}
+        if s.get("bot"):
+            seat["bot"] = s["bot"]
+            seat.update(s.get("bot_spec") or {})
+        if s.get("resigned"):
+            seat["resigned"] = True
+        if s.get("taken_over"):
+            seat["taken_over"] = s["taken_over"]
+        seats.append(seat)
     item: dict[str, Any] = {
         "id": row.game_id,
         "game": row.game,
         "status": "finished",
-        "seats": [{"seat": i, **s} for i, s in enumerate(seats)],
+        "seats": seats,
         "version": row.version,
         "created_at": row.created_at,
     }
@@ -323,7 +342,7 @@ def _listed_archived(
     row = archive.game(gid)
     if row is None or not row.listed or (game and row.game != game):
         return None
-    return _archived_item(row, app.ports.directory.result(gid))
+    return _archived_item(row)
 
 
 def command_status(

@@ -699,3 +699,25 @@ def test_the_export_file_reads_back_as_envelopes(logs: Logs) -> None:
     raw = export_bytes(log)
     assert envelopes_of(raw) == log
     assert envelopes_of(raw, 5, 3) == log[5:8]
+
+
+def test_the_lobby_lists_a_registered_bots_archived_games(
+    archive: Archive, registered: Registered
+) -> None:
+    from shared.bootstrap import bootstrap
+    from shared.config import Settings
+
+    archive.put_games([FinishedGame(gid, log) for gid, log in registered.games])
+    app = bootstrap(Settings(bot_dispatch="none"), backend="memory")
+    app.ports.archive = archive  # a service whose Redis holds none of them any more
+    a, b = registered.bots
+    ids = [gid for gid, _ in registered.games]
+    mine = queries.list_lobby(app, bot=a, limit=2)
+    pages = [g["id"] for g in mine["games"]]
+    while mine["next_cursor"] is not None:
+        mine = queries.list_lobby(app, bot=a, limit=2, cursor=mine["next_cursor"])
+        pages += [g["id"] for g in mine["games"]]
+    assert pages == [ids[5], ids[2], ids[1], ids[0]]  # newest first, the mixed game too
+    theirs = queries.list_lobby(app, bot=b, limit=10)["games"]
+    assert [g["id"] for g in theirs] == [ids[5], ids[4], ids[3]]
+    assert all(any(s.get("bot_id") == b for s in g["seats"]) for g in theirs)

@@ -78,9 +78,11 @@ export const api = {
   bot: (id) => call("GET", `/v1/bots/${encodeURIComponent(id)}`).then((r) => r.doc),
   /** The public ladder of one game type ({game, ratings}); no key. */
   ratings: (game) => call("GET", `/v1/ratings?game=${encodeURIComponent(game)}`).then((r) => r.doc),
-  /** A page of the lobby's list, newest first (every status). */
-  games: (cursor, limit = 100) =>
-    call("GET", `/v1/games?limit=${limit}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")).then((r) => r.doc),
+  /** A page of the lobby's list, newest first (every status); with `bot`, that registered
+   * bot's games (its tournament games too, once archived). */
+  games: (cursor, limit = 100, bot = null) =>
+    call("GET", `/v1/games?limit=${limit}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")
+      + (bot ? `&bot=${encodeURIComponent(bot)}` : "")).then((r) => r.doc),
 };
 
 /**

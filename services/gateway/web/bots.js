@@ -1,7 +1,8 @@
 // Registered bots: the lobby's list, and a bot's page (#/bots/<id>) with what GET /v1/bots/{id}
 // says of it (no key needed): its games, transport, budget, failure policy and `stats` (decisions,
 // latency percentiles against its budget, timeouts, illegal answers, errors, fallbacks), and the
-// games it sat in among the lobby's newest (the API keeps no list of a bot's games).
+// games it sat in (GET /v1/games?bot=: the lobby's games it sits in, then every finished game of
+// it in the archive, tournaments' included, by the archive's per-bot index).
 
 import { useEffect, useState } from "preact/hooks";
 import { api } from "./api.js";
@@ -37,13 +38,13 @@ export function BotList({ refresh }) {
   </section>`;
 }
 
-/** The bot's games among the newest listed ones: [games, how many were looked at]. */
+/** The bot's games, newest first (GET /v1/games?bot=): [games, how many were looked at]. */
 async function gamesOf(botId) {
   const found = [];
   let cursor = null;
   let scanned = 0;
   for (let page = 0; page < SCAN_PAGES && found.length < SHOW_GAMES; page++) {
-    const doc = await api.games(cursor, 100);
+    const doc = await api.games(cursor, 100, botId);
     scanned += doc.games.length;
     for (const g of doc.games) {
       const seats = (g.seats || []).filter((s) => s.bot_id === botId).map((s) => s.seat);
@@ -98,8 +99,8 @@ function RecentGames({ botId, refresh }) {
     ${error ? html`<p class="error" role="alert">${error.message}</p>` : ""}
     ${found == null && !error
       ? html`<p class="muted">Looking through the lobby…</p>`
-      : html`<p class="muted">Its games among the ${scanned} newest listed games (games listed in
-          the lobby only).</p>
+      : html`<p class="muted">Its games, newest first: those being played in the lobby, then
+          every finished one (${scanned} shown).</p>
         ${games.length === 0
           ? html`<p class="muted">No game of this bot among them.</p>`
           : html`<ul class="tgames">
