@@ -69,10 +69,17 @@ class Archiver:
         self.moved = 0
 
     def holds_lock(self) -> bool:
-        """Take or renew the sweeping lock; whether this process holds it."""
+        """Take or renew the sweeping lock; whether this process holds it. A full Redis
+        refuses a new lock (a write that grows it): the holder goes on sweeping (its renewal
+        grows nothing), the others wait, quietly, as they would for the holder."""
         if self.client.eval(RENEW, 1, LOCK, self.token, LOCK_MS):
             return True
-        return bool(self.client.set(LOCK, self.token, nx=True, px=LOCK_MS))
+        try:
+            return bool(self.client.set(LOCK, self.token, nx=True, px=LOCK_MS))
+        except redis.RedisError as exc:
+            if store_full(exc):
+                return False
+            raise
 
     def cutoff(self) -> float:
         """Games finished at or before this epoch may move: ``after_s`` ago, or now while

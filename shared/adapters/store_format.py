@@ -25,6 +25,7 @@ from typing import Any
 import redis
 
 from shared import keys
+from shared.adapters.redis_health import store_full
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,16 @@ def migrate(client: Any, *, progress: Callable[[int], None] | None = None) -> Mi
             done.converted += 1
         if progress is not None:
             progress(done.found)
-    client.set(FORMAT_KEY, str(CURRENT))
+    try:
+        client.set(FORMAT_KEY, str(CURRENT))
+    except redis.ResponseError as exc:
+        if not store_full(exc):
+            raise
+        # A full Redis takes no new key: the layout is this build's all the same (nothing is
+        # left to convert), and the next start records it. A process must not stop on it.
+        log.info(
+            "store layout %s not recorded yet (no room for the key); the next start does", CURRENT
+        )
     if done.found:
         log.info("store migrated to layout %s: %s games' logs converted", CURRENT, done.converted)
     return done

@@ -14,9 +14,10 @@ from shared.app import bots
 from shared.app.commands import submit_command
 from shared.app.context import App
 from shared.app.messages import CommandMessage
-from shared.app.projecting import BOT_KEY, BOT_STALL_S, wake
+from shared.app.projecting import BOT_KEY, BOT_STALL_S, project, wake
 from shared.app.service_commands import TimeOut
 from shared.match import clock
+from shared.match.record import fold
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,11 @@ def _wake_stalled(app: App, public: Mapping[str, Any], key: str) -> list[Woken]:
     """Wake again the bots to act in a game that has not moved for ``BOT_STALL_S`` (the same
     tasks as the first wake: the same command ids), and look again that much later."""
     game_id = str(public["id"])
+    # Its projections first, from its log: a write Redis refused half-way (full, a pipeline's
+    # commands each taking or refusing their write) can leave a bot's view a version behind,
+    # and a bot deciding from it would be woken again and again, never to move.
+    with app.ports.unit():
+        project(app, fold(game_id, app.ports.store.read(game_id)))
     seats = public["seats"]
     woken = []
     for seat in public["to_act"]:

@@ -86,6 +86,36 @@ def test_a_bot_game_whose_wake_was_lost_is_woken_by_the_sweep() -> None:
     assert version(app, gid) > stuck  # the bot moved, and the game goes on
 
 
+def test_a_bot_whose_view_a_full_redis_left_behind_is_woken_with_a_fresh_one() -> None:
+    app, moment, dispatcher = setup()
+    dispatcher.lose = False
+    gid = creation.create_game(app, "fox", [{"name": "ana"}, {"bot": "random"}]).game_id
+    public: Any = queries.view(app, gid, None)
+    while 0 not in public["to_act"]:  # the bot's first moves, until ana is to act
+        drain(app, "fox")
+        public = queries.view(app, gid, None)
+    old_view = queries.view_json(app, gid, 1)
+    dispatcher.lose = True  # the bot's wake after ana's moves is lost...
+    for n in range(20):  # ana plays until the bot is to act
+        mine: Any = queries.view(app, gid, 0)
+        command = CommandMessage(command_id=f"c{n}", game_id=gid, seat=0,
+                                 body=mine["legal_commands"][0])  # fmt: skip
+        assert commands.decide_command(app, command)["status"] == "accepted"
+        if 1 in queries.view(app, gid, None)["to_act"]:  # type: ignore[index]
+            break
+    # ...and the bot's view was not written (Redis refused it, full, mid-pipeline).
+    head = version(app, gid)
+    app.ports.read_models.write(gid, [queries.view_json(app, gid, 0).decode(),
+                                      old_view.decode()], queries.view_json(app, gid, None).decode())  # fmt: skip
+    assert json.loads(queries.view_json(app, gid, 1))["version"] < head
+    moment.advance(projecting.BOT_STALL_S + 1)
+    dispatcher.lose = False
+    assert clocks.fire_due_deadlines(app).woken
+    assert json.loads(queries.view_json(app, gid, 1))["version"] >= head
+    drain(app, "fox")
+    assert version(app, gid) > head  # the bot moved from its fresh view
+
+
 def test_a_moving_game_is_not_woken_and_a_finished_one_is_forgotten() -> None:
     app, moment, dispatcher = setup()
     dispatcher.lose = False
