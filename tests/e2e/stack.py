@@ -18,6 +18,14 @@ from shared.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# A test stack's gateway stops in a second rather than deploy/gunicorn.conf.py's 10 s: on a
+# SIGTERM, gunicorn's gevent workers wait up to ``graceful_timeout`` for every open
+# connection, an idle keep-alive one too (a test's session, the browser's), and a test's stop
+# then waited those 10 s for nothing. GUNICORN_CMD_ARGS overrides the config file's setting;
+# the stop itself is the same (the supervisor's, in order), and a request still running after
+# the second is cut as after the ten.
+FAST_STOP = {"GUNICORN_CMD_ARGS": "--graceful-timeout 1"}
+
 
 def stack_env(**extra: str) -> dict[str, str]:
     """The environment of a test stack: its own Redis (no REDIS_URL), known keys, and limits a
@@ -33,6 +41,7 @@ def stack_env(**extra: str) -> dict[str, str]:
         TABLETOP_AUDITOR_KEYS="aud-e2e",
         TABLETOP_RATE_COMMAND="1000/second",
         TABLETOP_RATE_COMMAND_ADDR="1000/second",
+        **FAST_STOP,
     )
     env.update(extra)
     return env

@@ -21,7 +21,7 @@ import requests
 from tabletop_client import Bot, make_webhook_server
 
 from shared.redis_server import free_port
-from tests.e2e.stack import ROOT, Stack, start_stack
+from tests.e2e.stack import ROOT, Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -57,10 +57,11 @@ class Played:
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
-    """A stack, and ``GAMES`` Fox games played at once by one registered webhook bot served
-    by the kit (in this process) against the heuristic bot, all finished."""
-    stack = start_stack(tmp_path_factory.mktemp("audit-recipe"))
+def played(shared_stack: Stack) -> Iterator[Played]:
+    """A stack (a default one, shared with other files: tests/e2e/conftest.py), and ``GAMES``
+    Fox games played at once by one registered webhook bot of its own, served by the kit (in
+    this process), against the heuristic bot, all finished."""
+    stack = shared_stack
     server = None
     try:
         base = stack.url
@@ -94,7 +95,6 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         if server is not None:
             server.shutdown()
             server.server_close()
-        stack.stop()
 
 
 def test_the_kits_webhook_answers_several_games_turns_at_once(played: Played) -> None:

@@ -18,14 +18,10 @@ missing; without it these tests are skipped, saying so.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import re
 import shutil
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +33,7 @@ import pytest
 import requests
 
 from shared.redis_server import free_port
+from tests.e2e.conftest import BROWSER_ORGANIZER_KEY as ORGANIZER_KEY
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +41,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = ROOT / os.environ.get("SCREENSHOTS", "build/screenshots")
 DEADLINE_MS = 30_000  # a generous wait for any one condition on a busy 2-core machine
-ORGANIZER_KEY = "org-browser"
 
 if not Path(CHROMIUM).exists():
     pytest.skip(
@@ -57,45 +53,10 @@ expect.set_options(timeout=DEADLINE_MS)
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The whole stack, as tests/e2e/test_stack.py starts it, but in a directory of its own:
-    `tabletop run` keeps Redis's files in ./run/redis, which another stack on this machine
-    (a developer's, or test_stack's) would share otherwise."""
-    port = free_port()
-    # Its own Redis and data: none of a developer's stack settings.
-    mine = ("REDIS_URL", "REDIS_PORT", "TABLETOP_DATA_DIR", "TABLETOP_WORKERS")
-    env = {k: v for k, v in os.environ.items() if k not in mine}
-    env.update(
-        TABLETOP_AUDITOR_KEYS="aud-browser",
-        TABLETOP_ORGANIZER_KEYS=ORGANIZER_KEY,
-        TABLETOP_RATE_LIMITS="off",
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "run", "--port", str(port)],
-        env=env,
-        cwd=tmp_path_factory.mktemp("stack"),
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, "tabletop run exited"
-            try:
-                if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                time.sleep(0.2)
-        else:
-            pytest.fail("the stack did not come up")
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(30)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+def base_url(browser_stack_url: str) -> str:
+    """The whole stack (``tabletop run``), shared with tests/e2e/test_invite_link.py
+    (tests/e2e/conftest.py): every scenario here opens games of its own."""
+    return browser_stack_url
 
 
 @pytest.fixture(scope="module")

@@ -5,24 +5,21 @@ from then on), and the game ends; each deadline timed out once."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 import requests
 
 from shared.audit import audit
-from tests.e2e.stack import start_stack
+from tests.e2e.stack import Stack
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    stack = start_stack(tmp_path_factory.mktemp("clock-stack"))
-    try:
-        yield stack.url
-    finally:
-        stack.stop()
+def base_url(shared_stack: Stack) -> str:
+    # A default stack, shared with other files (tests/e2e/conftest.py): the game is this
+    # test's own, its clocks too.
+    return shared_stack.url
 
 
 def test_a_seat_that_never_acts_does_not_stall_the_game(base_url: str) -> None:

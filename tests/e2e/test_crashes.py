@@ -23,6 +23,8 @@ AUDITOR = {"Authorization": "Bearer aud-e2e"}
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    # A stack of its own, not the shared one (tests/e2e/conftest.py): after its Celery worker
+    # is killed, a live feed on the same stack was seen to push no move for a minute.
     running = start_stack(tmp_path_factory.mktemp("crashes"), capture=True)
     try:
         yield running

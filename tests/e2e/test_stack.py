@@ -4,25 +4,21 @@ a full Fox game against the random bot over HTTP, and bots-only Skye and Skull g
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.e2e.stack import start_stack
+from tests.e2e.stack import Stack
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    # Its own data directory: ./run/redis is a `make run`'s (locked while that one runs).
-    stack = start_stack(tmp_path_factory.mktemp("stack"))
-    try:
-        yield stack.url
-    finally:
-        stack.stop()
+def base_url(shared_stack: Stack) -> str:
+    # A default stack, shared with other files (tests/e2e/conftest.py): nothing here needs a
+    # fresh one.
+    return shared_stack.url
 
 
 def test_full_fox_game_against_the_random_bot_over_http(base_url: str) -> None:

@@ -277,7 +277,7 @@ def test_every_list_pages_by_cursor(app: App) -> None:
 
     from services.gateway.app import create_app
 
-    for n in range(3):
+    for _n in range(3):
         tournaments.create_tournament(
             app, {"game": "fox", "games": 2, "players": 2,
                   "entrants": [{"bot": "random"}, {"bot": "random"}]}, max_games=10,
