@@ -14,34 +14,38 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.app.ports import GameDirectory, GameEntry
-from shared.archive.port import Archive
+from shared.archive.port import Archive, GameRow
+from shared.archive.rows import result_of
 from shared.events import GENESIS_HASH, EncodedLog, Envelope
 from shared.store.port import AppendResult, DuplicateCommand, EventStore, StaleVersion
 
 
 def entry_doc(entry: GameEntry) -> dict[str, Any]:
-    """A directory entry as the archive keeps it (``FinishedGame.access``'s ``entry``)."""
-    return {
-        "game": entry.game,
-        "seed": entry.seed,
-        "shard": entry.shard,
-        "created_at": entry.created_at,
-        "token_hashes": list(entry.token_hashes),
-        "lobby": entry.lobby,
-        "owner": entry.owner,
-        "tournament": entry.tournament,
-    }
+    """A directory entry as the archive keeps it (``FinishedGame.access``'s ``entry``): the
+    fields that hold more than their defaults (a tournament's game has no tokens, no owner)."""
+    doc: dict[str, Any] = {"game": entry.game, "seed": entry.seed, "created_at": entry.created_at}
+    if entry.shard:
+        doc["shard"] = entry.shard
+    if any(entry.token_hashes):
+        doc["token_hashes"] = list(entry.token_hashes)
+    else:
+        doc["seats"] = len(entry.token_hashes)
+    for name in ("owner", "tournament"):
+        if getattr(entry, name):
+            doc[name] = getattr(entry, name)
+    return doc
 
 
 def entry_of(game_id: str, doc: Mapping[str, Any]) -> GameEntry:
     """The directory entry ``entry_doc`` wrote."""
+    tokens = doc.get("token_hashes")
     return GameEntry(
         game_id=game_id,
         game=str(doc["game"]),
         seed=str(doc["seed"]),
         shard=int(doc.get("shard", 0)),
         created_at=str(doc.get("created_at", "")),
-        token_hashes=tuple(doc.get("token_hashes") or ()),
+        token_hashes=tuple(tokens) if tokens else (None,) * int(doc.get("seats", 0)),
         # An archived game's roster no longer changes: it is read as it was archived.
         lobby=False,
         owner=str(doc.get("owner", "")),
@@ -192,8 +196,12 @@ class ArchiveBackedDirectory:
         missing = [gid for gid, r in zip(game_ids, out, strict=True) if r is None]
         if not missing:
             return out
-        found = dict(zip(missing, self.archive.accesses(missing), strict=True))
+        rows = dict(zip(missing, self.archive.games(missing), strict=True))
         return [
-            r if r is not None else (found.get(gid) or {}).get("result")
+            r if r is not None else _archived_result(rows.get(gid))
             for gid, r in zip(game_ids, out, strict=True)
         ]
+
+
+def _archived_result(row: GameRow | None) -> dict[str, Any] | None:
+    return None if row is None or row.outcome is None else result_of(row)

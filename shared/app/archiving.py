@@ -209,7 +209,8 @@ def _move(archive: Archive, evictor: Evictor, batch: Sequence[_Candidate], done:
             c.record.id,
             c.envelopes,
             c.record,
-            access={"entry": entry_doc(c.entry), "result": dict(c.result)},
+            # Its result is its row's (``result_of``): only the entry is kept beside it.
+            access={"entry": entry_doc(c.entry)},
         )
         for c in checked
     ]

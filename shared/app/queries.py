@@ -18,6 +18,7 @@ from shared.app.context import App
 from shared.app.errors import AppError, ErrorCode
 from shared.app.messages import key_matches, seat_for_token
 from shared.archive.port import GameRow
+from shared.archive.rows import result_of
 from shared.games.base import Engine
 from shared.games.rng import bot_random
 from shared.match import fairness
@@ -278,17 +279,7 @@ def _list_archived(
 def _archived_item(row: GameRow) -> dict[str, Any]:
     """The list's item of an archived game: what ``_listed`` gives from its public view (its
     seats as views show them: ``Seat.public``)."""
-    seats = []
-    for i, s in enumerate(row.seats):
-        seat: dict[str, Any] = {"seat": i, "name": s["name"]}
-        if s.get("bot"):
-            seat["bot"] = s["bot"]
-            seat.update(s.get("bot_spec") or {})
-        if s.get("resigned"):
-            seat["resigned"] = True
-        if s.get("taken_over"):
-            seat["taken_over"] = s["taken_over"]
-        seats.append(seat)
+    seats = [{"seat": i, **s} for i, s in enumerate(result_of(row)["seats"])]
     item: dict[str, Any] = {
         "id": row.game_id,
         "game": row.game,

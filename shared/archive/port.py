@@ -221,6 +221,10 @@ class Archive(Protocol):
         """The game's export, byte for byte the one archived; None when it is not archived."""
         ...
 
+    def games(self, game_ids: Sequence[str]) -> list[GameRow | None]:
+        """``game`` of each, in order, in a few statements."""
+        ...
+
     def heads(self, game_ids: Sequence[str]) -> list[tuple[int, str] | None]:
         """(version, head hash) of each archived game's log, in order (None: not archived),
         in a few statements."""

@@ -71,3 +71,20 @@ def _seat(seat: Seat) -> dict[str, Any]:
         "resigned": seat.resigned,
         "taken_over": seat.taken_over,
     }
+
+
+def result_of(row: GameRow) -> dict[str, Any]:
+    """The stored result of an archived game (``shared.app.results.result_doc``), from its row:
+    the seats as views show them (``Seat.public``), its outcome and version."""
+    seats = []
+    for s in row.seats:
+        seat: dict[str, Any] = {"name": s["name"]}
+        if s.get("bot"):
+            seat["bot"] = s["bot"]
+            seat.update(s.get("bot_spec") or {})
+        if s.get("resigned"):
+            seat["resigned"] = True
+        if s.get("taken_over"):
+            seat["taken_over"] = s["taken_over"]
+        seats.append(seat)
+    return {"game": row.game, "seats": seats, "outcome": row.outcome, "version": row.version}

@@ -169,6 +169,18 @@ class SqlArchive:
         )
         return [found.get(gid) for gid in game_ids]
 
+    def games(self, game_ids: Sequence[str]) -> list[GameRow | None]:
+        """See ``Archive.games``: a statement per 500 ids."""
+        found: dict[str, GameRow] = {}
+        ids = list(dict.fromkeys(game_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ", ".join("?" * len(chunk))
+            with self._db.read() as tx:
+                rows = tx.run(f"SELECT {_ROW} FROM games g WHERE g.game_id IN ({marks})", chunk)
+            found.update((str(r[0]), _row(r)) for r in rows)
+        return [found.get(gid) for gid in game_ids]
+
     def heads(self, game_ids: Sequence[str]) -> list[tuple[int, str] | None]:
         """See ``Archive.heads``: a statement per 500 ids."""
         found = self._docs("SELECT g.game_id, g.doc FROM games g WHERE g.game_id IN ({})", game_ids)
