@@ -143,6 +143,8 @@ def main() -> None:
         "missing_from_archive": missing, "left_in_redis": left_in_redis,
         "logs_left_in_redis": logs_left, "audits_failed": len(failed),
         "audit_s": round(time.monotonic() - audit_started, 1), "cores": os.cpu_count(),
+        "archive_bytes_per_game": round(
+            sum(p.stat().st_size for p in data.glob("archive.sqlite3*")) / max(1, total)),
         "load": os.getloadavg(),
     }  # fmt: skip
     print(json.dumps(result), flush=True)
