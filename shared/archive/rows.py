@@ -76,15 +76,14 @@ def _seat(seat: Seat) -> dict[str, Any]:
 def result_of(row: GameRow) -> dict[str, Any]:
     """The stored result of an archived game (``shared.app.results.result_doc``), from its row:
     the seats as views show them (``Seat.public``), its outcome and version."""
-    seats = []
-    for s in row.seats:
-        seat: dict[str, Any] = {"name": s["name"]}
-        if s.get("bot"):
-            seat["bot"] = s["bot"]
-            seat.update(s.get("bot_spec") or {})
-        if s.get("resigned"):
-            seat["resigned"] = True
-        if s.get("taken_over"):
-            seat["taken_over"] = s["taken_over"]
-        seats.append(seat)
+    seats = [
+        Seat(
+            name=s["name"],
+            bot=s["bot"],
+            bot_spec=s["bot_spec"],
+            resigned=bool(s["resigned"]),
+            taken_over=s["taken_over"],
+        ).public()
+        for s in row.seats
+    ]
     return {"game": row.game, "seats": seats, "outcome": row.outcome, "version": row.version}
