@@ -22,9 +22,9 @@ to the archive (``shared.adapters.archived``), so a moved game reads the same.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from shared.adapters.archived import entry_doc
 from shared.app.context import App
@@ -99,7 +99,6 @@ class _Candidate:
     entry: GameEntry
     envelopes: Sequence[Envelope]
     record: GameRecord
-    result: Mapping[str, Any]
     head: tuple[int, str]  # Redis's
 
 
@@ -121,7 +120,7 @@ def sweep(
 ) -> Sweep:
     """Move the games listed finished at or before ``before_epoch`` (and after
     ``after_epoch``) that are ready, ``limit`` at most."""
-    _store, directory = redis_parts(app)
+    _, directory = redis_parts(app)
     done = Sweep()
     listed = evictor.finished_before(before_epoch, after=after_epoch, limit=limit)
     done.looked = len(listed)
@@ -132,7 +131,7 @@ def sweep(
     results = directory.results(ids)
     ready: list[_Candidate] = []
     gone: list[tuple[str, str | None]] = []
-    scored: list[tuple[str, Loaded, Mapping[str, Any]]] = []
+    scored: list[tuple[str, Loaded]] = []
     for gid, result, loaded in zip(ids, results, evictor.load(ids), strict=True):
         if loaded is None:
             # No entry: a move cut short after its keys went (the archive has it), or a game
@@ -147,9 +146,9 @@ def sweep(
         elif result is None:
             done.waiting += 1  # its scoring has not written its result yet
         else:
-            scored.append((gid, loaded, result))
-    counted = _counted(app, [loaded for _, loaded, _ in scored])
-    for (gid, loaded, stored), ok in zip(scored, counted, strict=True):
+            scored.append((gid, loaded))
+    counted = _counted(app, [loaded for _, loaded in scored])
+    for (gid, loaded), ok in zip(scored, counted, strict=True):
         if not ok:
             done.waiting += 1  # a tournament's game its standings do not hold yet
             continue
@@ -157,7 +156,7 @@ def sweep(
         if record.outcome is None or record.seed is None:
             done.waiting += 1
             continue
-        ready.append(_Candidate(loaded.entry, loaded.envelopes, record, stored, loaded.head))
+        ready.append(_Candidate(loaded.entry, loaded.envelopes, record, loaded.head))
     if gone:
         evictor.forget(gone)
     for start in range(0, len(ready), PUT_BATCH):
